@@ -1,0 +1,56 @@
+# Tritium — top-level build.
+#
+#   make          build everything (C libraries, tools, the Python extension)
+#   make demo     set up, build, run the examples under Proton, print the report
+#   make test     set up, build, run every test (C unit, IR files, pytest, fuzz, browser, ASan)
+#   make bench    set up, build, print benchmark ratios against torch
+#   make install  install proton-cli and tritium-opt into $(PREFIX)/bin
+#
+# One non-recursive make: each module directory contributes a build.mk.
+
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+PREFIX ?= /usr/local
+
+include mk/config.mk
+
+ALL_TARGETS   :=
+TEST_C_BINS   :=
+CLEAN_EXTRA   :=
+
+include compiler/build.mk
+include runtime/build.mk
+include proton/build.mk
+include viewers/build.mk
+include python/build.mk
+include tests/build.mk
+
+.PHONY: all setup demo test bench install clean test-c test-ir test-py test-asan
+
+all: $(ALL_TARGETS)
+
+# scripts/setup.sh is idempotent and returns in well under a second when the
+# machine is already set up.
+setup:
+	@scripts/setup.sh
+
+demo: setup
+	@$(MAKE) --no-print-directory all
+	@scripts/demo.sh
+
+test: setup
+	@$(MAKE) --no-print-directory all
+	@scripts/run_tests.sh
+
+bench: setup
+	@$(MAKE) --no-print-directory all
+	@$(PYTHON) bench/run_all.py
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BUILD)/bin/proton-cli $(BUILD)/bin/tritium-opt $(DESTDIR)$(PREFIX)/bin/
+
+clean:
+	rm -rf build build-san $(CLEAN_EXTRA)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

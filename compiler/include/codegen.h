@@ -1,0 +1,79 @@
+/*
+ * codegen.h — native code generation from the Linalg stage (libtritium_cg.so).
+ *
+ * Takes the Linalg-level MLIR text produced by lo_lower_module() (contract in
+ * docs/compiler.md §1), runs the MLIR 19 pipeline in process through the MLIR C
+ * API, translates to LLVM IR, adds the tritium_kernel entry point, optimises at
+ * O3 for the target CPU through the LLVM C API, emits an object file and links a
+ * shared library with ld.lld-19.
+ *
+ * Callers: python/src (through dlopen + dlsym("cg_api")), compiler/tools/tritium_opt.c
+ * and tests (linked directly).
+ * Ownership: CgResult fields are malloc'ed and owned by the caller; release them with
+ * cg_result_fini(). Thread safety: cg_compile may run concurrently on different
+ * threads (each call has its own MLIR and LLVM contexts).
+ */
+#ifndef TRITIUM_CODEGEN_H
+#define TRITIUM_CODEGEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct CgTarget {
+    char triple[64];     /* "x86_64-unknown-linux-gnu", "riscv64-unknown-linux-gnu" */
+    char cpu[64];        /* "znver4", "spacemit-x60", ... */
+    char features[1024]; /* "+avx512f,+fma,..." */
+    int vector_bytes;    /* widest vector register in bytes: 16, 32 or 64 */
+} CgTarget;
+
+typedef struct CgOptions {
+    CgTarget target;
+    int opt_level;        /* 0..3; 3 by default */
+    int want_stages;      /* fill CgResult.ll_mlir / llvm_ir / asm_text */
+    const char *ld_path;  /* NULL: "ld.lld-19" found on PATH or in /usr/lib/llvm-19/bin */
+} CgOptions;
+
+typedef struct CgResult {
+    char *ll_mlir;        /* LLVM-dialect MLIR after the pipeline (want_stages) */
+    char *llvm_ir;        /* optimised LLVM IR (want_stages) */
+    char *asm_text;       /* assembly (want_stages) */
+    uint8_t *obj;         /* object file bytes (always) */
+    size_t obj_len;
+    char *error;          /* message on failure (MLIR diagnostics, linker output) */
+    double ms_mlir, ms_llvm, ms_link; /* time spent per phase */
+} CgResult;
+
+/* Fills t for the machine we run on (triple, CPU name, features, vector width).
+ * Honors SPINE_TRITON_TARGET_ARCH=riscv64 (cross target spacemit-x60 with RVV). */
+int cg_host_target(CgTarget *t);
+
+/* Compiles 'linalg' (len bytes of MLIR text) and links the shared library at
+ * so_path (written atomically: temporary file then rename). Returns 0 on success;
+ * on failure a nonzero value and res->error. */
+int cg_compile(const char *linalg, size_t len, const CgOptions *o, const char *so_path,
+               CgResult *res);
+
+void cg_result_fini(CgResult *res);
+
+/* Entry-point symbol every kernel .so exports (docs/compiler.md §1.2). */
+#define CG_ENTRY_SYMBOL "tritium_kernel"
+
+/* Function table exported by libtritium_cg.so for dlopen users. */
+typedef struct CgApi {
+    int abi_version; /* CG_ABI_VERSION */
+    int (*host_target)(CgTarget *t);
+    int (*compile)(const char *linalg, size_t len, const CgOptions *o, const char *so_path,
+                   CgResult *res);
+    void (*result_fini)(CgResult *res);
+} CgApi;
+#define CG_ABI_VERSION 1
+/* dlsym(handle, "cg_api") returns a const CgApi *. */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TRITIUM_CODEGEN_H */

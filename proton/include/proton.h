@@ -1,0 +1,188 @@
+/*
+ * proton.h — Proton, Tritium's CPU profiler core.
+ *
+ * Records kernel launches (automatic capture), host scopes and sessions, in-kernel
+ * scopes and perf_event counter deltas, aggregates them into call-path trees and
+ * writes Chrome-trace JSON, .hatchet trees and a console table (docs/formats.md).
+ *
+ * Callers: runtime/ (launch hooks, around every kernel launch and inside each OpenMP
+ * worker), python/src (session, scope and compatibility APIs), compiled kernels
+ * (in-kernel scopes, through the PnThread record function pointer). Proton does not
+ * know about Python or the compiler.
+ *
+ * Hot path: pn_launch_begin/end, pn_worker_begin/end and PnThread.record never take a
+ * lock, allocate (after a thread's first event), format strings or make syscalls other
+ * than the counter reads the chosen counter mode needs (none with rdpmc). When nothing
+ * records (pn_active() is false) the runtime calls none of them.
+ *
+ * Ownership: strings passed in are copied unless stated. Handles are small integers.
+ * Thread safety: every function may be called from any thread unless stated.
+ * Errors: functions returning int give 0 on success and -errno on failure; the text is
+ * available from pn_last_error() (per thread).
+ */
+#ifndef PROTON_H
+#define PROTON_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- init and the global switch ------------------------------------------------- */
+
+/* Reads the environment once (PROTON_KERNEL_CAPTURE, PROTON_OUTPUT, PROTON_VERBOSE,
+ * PROTON_EVENTS, PROTON_TRACE_LIMIT, TRITON_DISABLE_PROTON / TRITON_PROTON_DISABLE),
+ * calibrates the clock, and installs the exit and SIGINT/SIGTERM handlers that write
+ * pending output. Idempotent; cheap after the first call. Returns 0 or -errno. */
+int pn_init(void);
+
+/* Nonzero while anything records: kernel capture is on or at least one session is
+ * active. One load; the runtime checks it before calling any launch hook. */
+extern volatile int pn_active_flag;
+static inline int pn_active(void) { return pn_active_flag; }
+
+/* Nonzero when Proton was disabled by TRITON_DISABLE_PROTON / TRITON_PROTON_DISABLE. */
+int pn_disabled(void);
+
+/* Text of the last error on this thread; borrowed, valid until the next pn_ call. */
+const char *pn_last_error(void);
+
+/* ---- clocks ------------------------------------------------------------------- */
+
+/* Raw timestamp in clock ticks (rdtsc, rdtime, cntvct_el0 or clock_gettime ns). */
+uint64_t pn_ticks(void);
+/* Converts a tick difference to nanoseconds with the calibrated rate. */
+uint64_t pn_ticks_to_ns(uint64_t ticks);
+/* Wall-clock (CLOCK_REALTIME) ns of a tick value, for baseTimeNanoseconds. */
+uint64_t pn_ticks_to_epoch_ns(uint64_t ticks);
+/* "tsc", "rdtime", "cntvct" or "clock_gettime"; borrowed static string. */
+const char *pn_clock_source(void);
+
+/* ---- kernel sites ---------------------------------------------------------------- */
+
+/* Static description of one compiled kernel specialisation, registered once when the
+ * runtime loads it. All strings are copied. */
+typedef struct PnKernelDesc {
+    const char *name;            /* kernel function name */
+    const char *constexprs;      /* JSON object text {"BLOCK": 1024, ...}, or NULL */
+    uint64_t bytes_per_program;  /* static estimate of bytes loaded + stored, 0 = unknown */
+    double flops_per_program[3]; /* fp16, fp32, fp64 flops per program, 0 = unknown */
+    uint32_t nscopes;            /* in-kernel scopes; their ids are 0..nscopes-1 */
+    const char *const *scope_names;
+} PnKernelDesc;
+
+/* Registers a kernel site; returns its id (>= 1) or 0 on failure. Thread-safe. */
+uint32_t pn_kernel_register(const PnKernelDesc *d);
+
+/* ---- launch hooks (runtime) -------------------------------------------------------- */
+
+/* Per-thread context. A compiled kernel receives a PnThread* as its last argument and,
+ * for each in-kernel scope boundary, calls t->record(t, scope_id, flags) with
+ * PN_REC_START or PN_REC_END. Fields after 'record' are private to Proton. */
+typedef struct PnThread PnThread;
+typedef void (*PnRecordFn)(PnThread *t, uint32_t scope_id, uint32_t flags);
+enum { PN_REC_START = 1, PN_REC_END = 0 };
+struct PnThread {
+    PnRecordFn record; /* first field: the ABI compiled kernels rely on */
+};
+
+#define PN_MAX_WORKERS 256
+
+/* One launch in flight, owned by the launching thread (stack storage). Opaque size
+ * large enough for Proton's bookkeeping; callers only pass its address. */
+typedef struct PnLaunch {
+    uint64_t opaque[16 + 8 * 8];
+} PnLaunch;
+
+/* Called by the launching thread before and after the grid runs. 'nthreads' is the
+ * number of OpenMP threads that will run programs (1 for an inline launch). */
+void pn_launch_begin(PnLaunch *l, uint32_t site, const int32_t grid[3], int nthreads);
+void pn_launch_end(PnLaunch *l);
+
+/* Called by every thread that runs programs of the launch (including the launching
+ * thread for inline launches), around its share of the grid. 'worker' is the OpenMP
+ * thread number (0..nthreads-1). Returns the PnThread to pass to the kernel; counter
+ * deltas between begin and end are added to the launch. */
+PnThread *pn_worker_begin(PnLaunch *l, int worker);
+void pn_worker_end(PnLaunch *l, PnThread *t);
+
+/* Optional per-program-instance timeline events (when the launch asked for them:
+ * pn_launch_wants_programs()). pid is the program id. */
+int pn_launch_wants_programs(const PnLaunch *l);
+void pn_program_begin(PnThread *t, const int32_t pid[3]);
+void pn_program_end(PnThread *t);
+
+/* ---- sessions (triton.profiler) ------------------------------------------------------ */
+
+enum { PN_DATA_TREE = 0, PN_DATA_TRACE = 1 };
+enum { PN_CONTEXT_SHADOW = 0, PN_CONTEXT_PYTHON = 1 };
+
+/* Starts (and activates) a session writing to 'path' + format suffix at finalize.
+ * A live session with the same path is re-activated and its id returned. Ids start at
+ * 0 and are never reused. Returns the id (>= 0) or -errno (message in pn_last_error). */
+int pn_session_start(const char *path, int context, int data);
+int pn_session_activate(int id);      /* id < 0: all sessions */
+int pn_session_deactivate(int id);    /* id < 0: all sessions */
+/* Writes the session's file(s) and deletes it. fmt: "", "hatchet", "chrome_trace".
+ * id < 0: all sessions. Unknown ids are ignored (returns 0). */
+int pn_session_finalize(int id, const char *fmt);
+/* Number of frames on the session's context stack for this thread, or -1. */
+int pn_session_depth(int id);
+/* Writes the session's tree as hatchet JSON text to the callback (for data.get()). */
+int pn_session_tree_json(int id, void (*write)(const char *s, size_t n, void *user), void *user);
+
+/* ---- host scopes ------------------------------------------------------------------- */
+
+/* Pushes a scope named 'name' on this thread's stack in every active session; returns
+ * a fresh scope id (process-wide counter starting at 1). */
+uint64_t pn_scope_enter(const char *name);
+/* Pops the innermost scope on this thread; -EINVAL when the stack is empty. */
+int pn_scope_exit(uint64_t scope_id);
+
+/* Adds a metric to the innermost scope node of this thread (or the root when none) in
+ * every active session. kind: PN_METRIC_INT, _DOUBLE; exclusive/property flags follow
+ * the upstream "(exc)" / "(pty)" suffix rules and are parsed from 'name'. Mixing kinds
+ * for one name on one node returns -EINVAL with the upstream message. */
+enum { PN_METRIC_INT = 0, PN_METRIC_DOUBLE = 1 };
+int pn_scope_add_metric(const char *name, int kind, int64_t ival, double dval);
+
+/* ---- kernel capture / spine-triton compatibility ----------------------------------- */
+
+/* Clears everything recorded by kernel capture and the compatibility profiler. */
+void pn_capture_reset(void);
+/* Starts / stops recording into the capture store (profiler.start()/stop()). */
+void pn_capture_enable(int on);
+/* Writes the capture store: path NULL → PROTON_OUTPUT, or the console table on
+ * stderr when that is unset too. Format by suffix (.json, .hatchet). */
+int pn_capture_dump(const char *path);
+/* Aggregated capture results as JSON text {"kernel[grid]": {"count":..,"total_ns":..,
+ * "min_ns":..,"max_ns":..,"avg_ns":..}, ...}, through the callback. */
+int pn_capture_results_json(void (*write)(const char *s, size_t n, void *user), void *user);
+
+/* Writes all pending output now (finalizes sessions, dumps capture). Called by the
+ * exit and signal handlers; safe to call more than once. */
+void pn_flush_all(void);
+
+/* ---- counters -------------------------------------------------------------------- */
+
+/* Events in use (names as printed in outputs) and where they come from. */
+int pn_counter_count(void);
+const char *pn_counter_name(int i);
+const char *pn_counter_source(void); /* "hardware", "software" or "none" */
+
+/* Every event libpfm4 knows for the PMUs of this machine (plus the generic perf
+ * software events), through the callback: name, description, pmu name, and whether
+ * it is a hardware event. Returns the number of events or -errno. */
+typedef void (*PnEventFn)(const char *name, const char *desc, const char *pmu, int is_hw,
+                          void *user);
+int pn_events_foreach(PnEventFn fn, void *user);
+/* Tries to open 'name' (libpfm4 syntax) for this thread now and closes it again.
+ * Returns 0 when it opens, else -errno with the reason in 'why'. */
+int pn_event_probe(const char *name, char *why, size_t whylen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PROTON_H */

@@ -1,0 +1,16 @@
+# python/build.mk — the CPython extension triton._C.tritium (front-end builder,
+# launcher, Proton bindings). It links the IR, runtime and Proton archives
+# statically and loads libtritium_cg.so on the first compile.
+
+CFLAGS_python = -Ipython/src -Icompiler/include -Iruntime/include -Iproton/include -I$(PY_INCLUDE)
+
+PYX_SRCS := $(wildcard python/src/*.c)
+PYX_OBJS := $(PYX_SRCS:%.c=$(BUILD)/%.o)
+PY_EXT_SO = python/triton/_C/tritium$(PY_EXT)
+
+$(PY_EXT_SO): $(PYX_OBJS) $(IR_LIB) $(RT_LIB) $(PN_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $(PYX_OBJS) $(RT_LIB) $(PN_LIB) $(IR_LIB) $(LDFLAGS_ALL) $(CJSON_LIBS) $(PFM_LIBS) -ldl -lpthread -lm
+
+ALL_TARGETS += $(PY_EXT_SO)
+CLEAN_EXTRA += python/triton/_C/tritium*.so
