@@ -71,7 +71,9 @@ typedef struct CgApi {
     void (*result_fini)(CgResult *res);
 } CgApi;
 #define CG_ABI_VERSION 1
-/* dlsym(handle, "cg_api") returns a const CgApi *. */
+/* dlsym(handle, "cg_api") returns a const CgApi *; programs linking the library
+ * directly can use the table itself. */
+extern const CgApi cg_api;
 
 #ifdef __cplusplus
 }

@@ -82,6 +82,9 @@ void ir_module_print_diags(const IrModule *m, FILE *out);
 /* First error message (without location) and its location; NULL when none. */
 const char *ir_module_first_error(const IrModule *m, const char **file, int *line, int *col);
 void ir_module_clear_diags(IrModule *m);
+/* Diagnostics one by one (severity 0 error, 1 warning, 2 remark); strings are
+ * borrowed from the module. i counts from 0; NULL past the end. */
+const char *ir_module_diag(const IrModule *m, int i, int *severity, const char **file, int *line, int *col);
 
 /* ---- text form (TTIR) --------------------------------------------------------------- */
 
@@ -201,8 +204,9 @@ IrRef ir_b_atomic_cas(IrBuilder *b, IrRef ptr, IrOperand cmp, IrOperand val, con
 /* Compute. */
 IrRef ir_b_dot(IrBuilder *b, IrRef a, IrRef bb, IrRef acc, int out_dtype /* -1 default */,
                int input_precision, int max_num_imprecise_acc);
-/* Built-in reductions; axis -1 reduces all dims (result scalar). dtype -1: default
+/* Built-in reductions; axis IR_AXIS_NONE reduces all dims (result scalar). dtype -1: default
  * promotion. argmax/argmin return int32 indices. */
+#define IR_AXIS_NONE INT32_MIN
 IrRef ir_b_reduce(IrBuilder *b, IrReduceKind kind, IrRef x, int axis, bool keep_dims, int dtype);
 /* User-defined reductions / scans: begin creates the op and enters its combine
  * block whose 2*n arguments are returned in args; end takes the n combined values.
@@ -219,6 +223,9 @@ int ir_b_for_begin(IrBuilder *b, IrOperand lb, IrOperand ub, IrOperand step,
 int ir_b_for_end(IrBuilder *b, const IrRef *yields, int n);
 int ir_b_if_begin(IrBuilder *b, IrRef cond);                 /* enters 'then' */
 int ir_b_if_else(IrBuilder *b);                              /* enters 'else' */
+/* Re-enters the end of the 'then' (0) or 'else' (1) block of the innermost open if,
+ * to add conversions before ir_b_if_end yields. */
+int ir_b_if_block(IrBuilder *b, int which);
 int ir_b_if_end(IrBuilder *b, const IrRef *then_yields, const IrRef *else_yields, int n);
 int ir_b_while_begin(IrBuilder *b, const IrRef *inits, int n, IrRef *before_args);
 int ir_b_while_cond(IrBuilder *b, IrRef cond, const IrRef *vals, int n, IrRef *after_args);
@@ -242,10 +249,13 @@ int ir_b_proton_record(IrBuilder *b, bool is_start, const char *name);
 int ir_pipeline_run(IrModule *m, FILE *dump);
 
 /* Static cost of the kernel, per program instance, from the analyses. */
+#define IR_MAX_SCOPES 64
 typedef struct IrCost {
     uint64_t bytes_loaded, bytes_stored;
     double flops[3]; /* fp16(+bf16), fp32, fp64 */
     int exact;       /* 1 when no data-dependent loop trip counts were guessed */
+    int nscopes;     /* in-kernel Proton scopes; id = index (borrowed from the module) */
+    const char *scope_names[IR_MAX_SCOPES];
 } IrCost;
 
 /* Lowers the module's public kernel to Linalg-level MLIR text (docs/compiler.md

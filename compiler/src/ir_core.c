@@ -157,6 +157,21 @@ ir_module_first_error(const IrModule *m, const char **file, int *line, int *col)
     return NULL;
 }
 
+const char *
+ir_module_diag(const IrModule *m, int i, int *severity, const char **file, int *line, int *col)
+{
+    const IrDiag *d = m->diags;
+    while (d && i-- > 0)
+        d = d->next;
+    if (!d)
+        return NULL;
+    *severity = d->severity;
+    *file = ir_str(m, d->loc.file);
+    *line = (int)d->loc.line;
+    *col = (int)d->loc.col;
+    return d->msg;
+}
+
 void
 ir_module_clear_diags(IrModule *m)
 {

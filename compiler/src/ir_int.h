@@ -204,9 +204,49 @@ _Noreturn void ir_die_at(const char *file, int line, const char *fmt, ...)
 
 /* ---- printer and parser (ir_print.c, ir_parse.c) ------------------------------- */
 
+/* Enumerated attributes (IrOp.i[] slots, see ir_ops.h). The numeric values are
+ * ours; the text spellings (ir_*_name below, defined in ir_print.c) are MLIR's
+ * and Triton's. ORDER IR_CMPI etc.: each name table follows its enum. */
+typedef enum IrCmpi {
+    IR_CMPI_EQ, IR_CMPI_NE, IR_CMPI_SLT, IR_CMPI_SLE, IR_CMPI_SGT, IR_CMPI_SGE,
+    IR_CMPI_ULT, IR_CMPI_ULE, IR_CMPI_UGT, IR_CMPI_UGE, IR_CMPI_COUNT
+} IrCmpi;
+typedef enum IrCmpf {
+    IR_CMPF_FALSE, IR_CMPF_OEQ, IR_CMPF_OGT, IR_CMPF_OGE, IR_CMPF_OLT, IR_CMPF_OLE,
+    IR_CMPF_ONE, IR_CMPF_ORD, IR_CMPF_UEQ, IR_CMPF_UGT, IR_CMPF_UGE, IR_CMPF_ULT,
+    IR_CMPF_ULE, IR_CMPF_UNE, IR_CMPF_UNO, IR_CMPF_TRUE, IR_CMPF_COUNT
+} IrCmpf;
+typedef enum IrRmw {  /* "and" ... "exch" (Triton's RMWOp spellings; xchg = exch) */
+    IR_RMW_AND, IR_RMW_OR, IR_RMW_XOR, IR_RMW_ADD, IR_RMW_FADD, IR_RMW_MAX, IR_RMW_MIN,
+    IR_RMW_UMAX, IR_RMW_UMIN, IR_RMW_XCHG, IR_RMW_COUNT
+} IrRmw;
+/* Defaults are 0 so that zeroed ops mean Triton's defaults (acq_rel, gpu). */
+typedef enum IrSem { IR_SEM_ACQ_REL, IR_SEM_ACQUIRE, IR_SEM_RELEASE, IR_SEM_RELAXED, IR_SEM_COUNT } IrSem;
+typedef enum IrScope { IR_SCOPE_GPU, IR_SCOPE_CTA, IR_SCOPE_SYS, IR_SCOPE_COUNT } IrScope;
+typedef enum IrPrecision { IR_PREC_TF32, IR_PREC_TF32X3, IR_PREC_IEEE, IR_PREC_COUNT } IrPrecision;
+
+/* ir_print.c */
+extern const char *const ir_cmpi_name[IR_CMPI_COUNT];   /* "eq", "slt", ... */
+extern const char *const ir_cmpf_name[IR_CMPF_COUNT];   /* "false", "oeq", ... */
+extern const char *const ir_rmw_name[IR_RMW_COUNT];     /* "and", ..., "exch" */
+extern const char *const ir_sem_name[IR_SEM_COUNT];     /* "acq_rel", ... */
+extern const char *const ir_scope_name[IR_SCOPE_COUNT]; /* "gpu", "cta", "sys" */
+extern const char *const ir_prec_name[IR_PREC_COUNT];   /* "tf32", "tf32x3", "ieee" */
+/* Index of the n-byte word s in names[0..count), or -1. */
+int ir_name_lookup(const char *const *names, int count, const char *s, size_t n);
 /* ir_print_module(): see compiler.h. */
 void ir_print_func(FILE *out, IrFunc *f, unsigned flags);
 void ir_print_type(FILE *out, const IrModule *m, IrType t);
+/* Writes a float constant of scalar dtype d so that it parses back exactly:
+ * "%.6e" when that round-trips at d's precision, else MLIR's hex bit pattern. */
+void ir_print_float(FILE *out, double v, IrDtype d);
+/* Rounds v to the precision of float dtype d (f16/bf16/f32: round to nearest even). */
+double ir_float_round(double v, IrDtype d);
+/* IEEE bit pattern of v (rounded to d's precision first by the caller), and back. */
+uint64_t ir_float_bits(double v, IrDtype d);
+double ir_float_from_bits(uint64_t b, IrDtype d);
+/* Sign-extends the low bits of v for an integer dtype d (i1 gives 0 or 1). */
+int64_t ir_int_norm(int64_t v, IrDtype d);
 
 /* ---- verifier (ir_verify.c) ----------------------------------------------------- */
 
@@ -219,5 +259,12 @@ int ir_verify_func(IrFunc *f);
 void ir_canonicalize(IrFunc *f); /* ir_canon.c: fold constants, simplify, Requires: - */
 void ir_cse(IrFunc *f);          /* ir_cse.c: merge identical pure ops, Requires: - */
 void ir_dce(IrFunc *f);          /* ir_dce.c: remove unused pure ops, Requires: - */
+
+/* pipeline.c */
+/* ir_pipeline_run() (compiler.h) with a choice of dumps: which = NULL or "all"
+ * dumps after every pass, a pass name after that pass only, "input" the
+ * verified input. Returns 0 or the number of errors. */
+int ir_pipeline_run_dump(IrModule *m, FILE *dump, const char *which);
+bool ir_pipeline_has_pass(const char *name); /* a valid 'which' */
 
 #endif /* IR_INT_H */

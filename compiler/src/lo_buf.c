@@ -59,9 +59,15 @@ lo_printf(LoBuf *b, const char *fmt, ...)
 }
 
 unsigned
+lo_fresh(LoBuf *b)
+{
+    return b->ctr ? (*b->ctr)++ : b->next++;
+}
+
+unsigned
 lo_emit(LoBuf *b, const char *fmt, ...)
 {
-    unsigned id = b->next++;
+    unsigned id = lo_fresh(b);
     append(b, "%*s%%v%u = ", b->indent, "", id);
     va_list ap;
     va_start(ap, fmt);

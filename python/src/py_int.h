@@ -1,0 +1,48 @@
+/*
+ * py_int.h — internal interface of the CPython extension triton._C.tritium.
+ *
+ * The extension is the one bridge between Python and the C core:
+ *   py_builder.c  the front-end builder (compiler.h) as a Python type
+ *   py_compile.c  pipeline, lowering and code generation of a built module,
+ *                 the on-disk cache (runtime.h), stage dumps
+ *   py_launch.c   kernels: argument binding, specialisation keys, the in-memory
+ *                 specialisation cache and launches (runtime.h + Proton hooks)
+ *   py_proton.c   Proton sessions, scopes and the spine-triton profiler API
+ *   py_module.c   module definition and shared helpers
+ * Python code in python/triton is the thin layer above (AST walking, constexpr
+ * evaluation, the user-facing API).
+ */
+#ifndef PY_INT_H
+#define PY_INT_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "compiler.h"
+
+/* ---- py_module.c ---- */
+extern PyObject *py_BuilderError;   /* triton._C.tritium.BuilderError */
+/* Sets a Python error from rt_last_error()/pn_last_error() style text. */
+PyObject *py_err(PyObject *type, const char *fmt, ...);
+/* Converts a sequence of ints to int64 array (max n); returns count or -1. */
+int py_int64_seq(PyObject *seq, int64_t *out, int max, const char *what);
+
+/* ---- py_builder.c ---- */
+extern PyTypeObject PyBuilder_Type;
+typedef struct PyBuilder {
+    PyObject_HEAD
+    IrModule *m;
+    IrBuilder *b;
+} PyBuilder;
+int py_builder_init_type(PyObject *mod);
+
+/* ---- py_compile.c ---- */
+int py_compile_init(PyObject *mod);
+
+/* ---- py_launch.c ---- */
+int py_launch_init(PyObject *mod);
+
+/* ---- py_proton.c ---- */
+int py_proton_init(PyObject *mod);
+
+#endif /* PY_INT_H */

@@ -1,0 +1,938 @@
+/*
+ * py_launch.c — kernel launches from Python: `kernel[grid](*args, **kwargs)`.
+ *
+ * Kernel is the C base of triton.runtime.jit.JITFunction. Calling a grid-bound
+ * kernel binds the arguments to parameters (positional, keyword, defaults),
+ * computes the specialisation key (per parameter: constexpr value, tensor dtype and
+ * 16-byte alignment, int width and the ==1 / %16 facts, float, bool), finds the
+ * compiled kernel in an in-memory table (on a miss it calls back into Python,
+ * which compiles or loads from the disk cache), packs the 8-byte argument slots
+ * and runs the grid through runtime.h. Everything after the first launch of a
+ * specialisation happens here, without Python code.
+ *
+ * Compiled wraps one loaded kernel .so and its argument plan.
+ */
+#include "py_int.h"
+
+#include "proton.h"
+#include "runtime.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXP 128 /* parameters per kernel */
+
+/* Argument slot kinds. ORDER SK (python/triton/runtime/jit.py _SLOT_CODES). */
+enum { SK_SKIP, SK_PTR, SK_I1, SK_I8, SK_I16, SK_I32, SK_I64, SK_F16, SK_BF16, SK_F32, SK_F64 };
+
+/* Specialisation tags (low byte of a key word). */
+enum { TG_CONSTEXPR = 1, TG_NONE, TG_BOOL, TG_ONE, TG_I32, TG_I64, TG_U64, TG_FLOAT, TG_PTR };
+
+/* ---- Compiled --------------------------------------------------------------------- */
+
+typedef struct Compiled {
+    PyObject_HEAD
+    RtKernel *k;
+    RtKernelFn fn;
+    uint32_t site;
+    int nparams;
+    uint8_t plan[MAXP];
+    PyObject *info; /* Python-side metadata object (kept alive) */
+} Compiled;
+
+static PyTypeObject Compiled_Type;
+
+static int
+compiled_init(PyObject *self, PyObject *args, PyObject *kw)
+{
+    Compiled *c = (Compiled *)self;
+    const char *path, *name;
+    PyObject *plan, *info = Py_None, *scopes = Py_None;
+    const char *constexprs = NULL;
+    unsigned long long bytes = 0;
+    double f16 = 0, f32 = 0, f64 = 0;
+    static char *kwl[] = {"so_path", "plan", "name", "constexprs", "bytes", "flops16", "flops32", "flops64", "scopes",
+                          "info", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOs|zKdddOO", kwl, &path, &plan, &name, &constexprs, &bytes, &f16,
+                                     &f32, &f64, &scopes, &info))
+        return -1;
+    int64_t p[MAXP];
+    int n = py_int64_seq(plan, p, MAXP, "plan");
+    if (n < 0)
+        return -1;
+    c->nparams = n;
+    for (int i = 0; i < n; i++)
+        c->plan[i] = (uint8_t)p[i];
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = rt_kernel_load(path, &c->k);
+    Py_END_ALLOW_THREADS
+    if (rc < 0) {
+        py_err(PyExc_RuntimeError, "cannot load kernel %s: %s", path, rt_last_error());
+        return -1;
+    }
+    c->fn = rt_kernel_fn(c->k);
+    const char *snames[IR_MAX_SCOPES];
+    int ns = 0;
+    PyObject *sfast = scopes != Py_None ? PySequence_Fast(scopes, "scopes") : NULL;
+    if (sfast) {
+        ns = (int)PySequence_Fast_GET_SIZE(sfast);
+        if (ns > IR_MAX_SCOPES)
+            ns = IR_MAX_SCOPES;
+        for (int i = 0; i < ns; i++)
+            snames[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(sfast, i));
+    }
+    PnKernelDesc d = {.name = name, .constexprs = constexprs, .bytes_per_program = bytes,
+                      .flops_per_program = {f16, f32, f64}, .nscopes = (uint32_t)ns, .scope_names = snames};
+    c->site = pn_kernel_register(&d);
+    Py_XDECREF(sfast);
+    Py_XSETREF(c->info, Py_NewRef(info));
+    return 0;
+}
+
+static void
+compiled_dealloc(PyObject *self)
+{
+    Compiled *c = (Compiled *)self;
+    /* The .so stays mapped: kernels may still be referenced by in-flight launches on
+     * other threads, and unloading code is never worth the risk. */
+    Py_XDECREF(c->info);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static int
+parse_grid(PyObject *g, int32_t grid[3])
+{
+    grid[0] = grid[1] = grid[2] = 1;
+    PyObject *fast = PySequence_Fast(g, "grid must be a tuple of up to 3 ints (or a callable returning one)");
+    if (!fast)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    if (n < 1 || n > 3) {
+        Py_DECREF(fast);
+        py_err(PyExc_ValueError, "grid must have 1 to 3 dimensions, got %zd", n);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
+        long long v;
+        if (PyLong_CheckExact(o)) {
+            v = PyLong_AsLongLong(o);
+        } else {
+            PyObject *idx = PyNumber_Index(o);
+            if (!idx) {
+                Py_DECREF(fast);
+                PyErr_Clear();
+                py_err(PyExc_TypeError, "grid entries must be integers");
+                return -1;
+            }
+            v = PyLong_AsLongLong(idx);
+            Py_DECREF(idx);
+        }
+        if (v < 0 || v > INT32_MAX) {
+            Py_DECREF(fast);
+            py_err(PyExc_ValueError, "grid dimension %zd out of range: %lld", i, v);
+            return -1;
+        }
+        grid[i] = (int32_t)v;
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+static uint16_t
+f16_bits(double v)
+{
+    _Float16 h = (_Float16)v;
+    uint16_t b;
+    memcpy(&b, &h, 2);
+    return b;
+}
+
+static uint16_t
+bf16_bits(double v)
+{
+    float f = (float)v;
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((x >> 16) | 0x40);
+    x += 0x7fffu + ((x >> 16) & 1);
+    return (uint16_t)(x >> 16);
+}
+
+/* Packs a Python scalar into slot kind k. Pointers were resolved by the caller. */
+static int
+pack_scalar(PyObject *o, int k, uint64_t *slot)
+{
+    *slot = 0;
+    if (k == SK_F32 || k == SK_F64 || k == SK_F16 || k == SK_BF16) {
+        double v = PyFloat_AsDouble(o);
+        if (v == -1.0 && PyErr_Occurred())
+            return -1;
+        if (k == SK_F32) {
+            float f = (float)v;
+            memcpy(slot, &f, 4);
+        } else if (k == SK_F64) {
+            memcpy(slot, &v, 8);
+        } else {
+            uint16_t b = k == SK_F16 ? f16_bits(v) : bf16_bits(v);
+            memcpy(slot, &b, 2);
+        }
+        return 0;
+    }
+    if (k == SK_I1) {
+        int t = PyObject_IsTrue(o);
+        if (t < 0)
+            return -1;
+        *slot = (uint64_t)t;
+        return 0;
+    }
+    long long v = PyLong_AsLongLong(o);
+    if (v == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        unsigned long long u = PyLong_AsUnsignedLongLong(o);
+        if (PyErr_Occurred())
+            return -1;
+        *slot = u;
+        return 0;
+    }
+    *slot = (uint64_t)v; /* little-endian: the low bytes hold the narrower ints */
+    return 0;
+}
+
+/* Compiled.launch(grid, args_tuple, nthreads=0): args are all kernel parameters in
+ * order (constexprs included, ignored). Used by triton.compile()'d kernels. */
+static PyObject *
+compiled_launch(PyObject *self, PyObject *args)
+{
+    Compiled *c = (Compiled *)self;
+    PyObject *g, *a;
+    int nthreads = 0;
+    if (!PyArg_ParseTuple(args, "OO|i", &g, &a, &nthreads))
+        return NULL;
+    int32_t grid[3];
+    if (parse_grid(g, grid) < 0)
+        return NULL;
+    PyObject *fast = PySequence_Fast(a, "args");
+    if (!fast)
+        return NULL;
+    if (PySequence_Fast_GET_SIZE(fast) != c->nparams) {
+        Py_DECREF(fast);
+        return py_err(PyExc_TypeError, "kernel expects %d arguments, got %zd", c->nparams,
+                      PySequence_Fast_GET_SIZE(fast));
+    }
+    uint64_t slots[MAXP];
+    int ns = 0;
+    for (int i = 0; i < c->nparams; i++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
+        int k = c->plan[i];
+        if (k == SK_SKIP)
+            continue;
+        if (k == SK_PTR) {
+            PyObject *p = PyLong_Check(o) ? Py_NewRef(o) : PyObject_CallMethod(o, "data_ptr", NULL);
+            if (!p) {
+                Py_DECREF(fast);
+                return NULL;
+            }
+            slots[ns++] = PyLong_AsUnsignedLongLong(p);
+            Py_DECREF(p);
+        } else if (pack_scalar(o, k, &slots[ns++]) < 0) {
+            Py_DECREF(fast);
+            return NULL;
+        }
+    }
+    Py_DECREF(fast);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = rt_launch(c->fn, slots, grid, nthreads, c->site);
+    Py_END_ALLOW_THREADS
+    if (rc < 0)
+        return py_err(PyExc_RuntimeError, "launch failed: %s", rt_last_error());
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef compiled_methods[] = {
+    {"launch", compiled_launch, METH_VARARGS, "launch(grid, args, nthreads=0)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyObject *
+compiled_get_info(PyObject *self, void *closure)
+{
+    return Py_NewRef(((Compiled *)self)->info ? ((Compiled *)self)->info : Py_None);
+}
+
+static PyGetSetDef compiled_getset[] = {
+    {"info", compiled_get_info, NULL, "Python metadata of the compiled kernel", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject Compiled_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tritium.Compiled",
+    .tp_basicsize = sizeof(Compiled),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A loaded kernel specialisation.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = compiled_init,
+    .tp_dealloc = compiled_dealloc,
+    .tp_methods = compiled_methods,
+    .tp_getset = compiled_getset,
+};
+
+/* ---- Kernel: binding and specialisation ------------------------------------------------ */
+
+typedef struct Spec {
+    uint64_t hash;
+    uint64_t words[MAXP];   /* tag | payload per parameter */
+    PyObject *ce[MAXP];     /* constexpr values (strong refs), NULL for others */
+    Compiled *compiled;
+    struct Spec *next;
+} Spec;
+
+typedef struct Kernel {
+    PyObject_HEAD
+    PyObject *dict;         /* instance __dict__ (Python subclass attributes) */
+    PyObject *name;         /* str */
+    int nparams;
+    PyObject *pnames[MAXP]; /* interned str */
+    uint8_t is_constexpr[MAXP], no_spec[MAXP];
+    PyObject *defaults[MAXP]; /* NULL: required */
+    Spec **table;
+    uint32_t tcap, tcount;
+} Kernel;
+
+static PyTypeObject Kernel_Type, Launch_Type;
+static PyObject *dtype_map;  /* {dtype object: code} filled from Python */
+static PyObject *str_data_ptr, *str_dtype, *str_compile_spec;
+
+/* Kernel(name, param_names, constexpr_flags, no_specialize_flags, defaults) */
+static int
+kernel_init(PyObject *self, PyObject *args, PyObject *kw)
+{
+    Kernel *k = (Kernel *)self;
+    PyObject *name, *names, *ce, *ns, *defs;
+    if (!PyArg_ParseTuple(args, "UOOOO", &name, &names, &ce, &ns, &defs))
+        return -1;
+    PyObject *fn = PySequence_Fast(names, "param names"), *fc = PySequence_Fast(ce, "constexpr flags"),
+             *fs = PySequence_Fast(ns, "no-specialize flags"), *fd = PySequence_Fast(defs, "defaults");
+    int rc = -1;
+    if (!fn || !fc || !fs || !fd)
+        goto out;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fn);
+    if (n > MAXP) {
+        py_err(PyExc_ValueError, "kernels take at most %d parameters", MAXP);
+        goto out;
+    }
+    Py_XSETREF(k->name, Py_NewRef(name));
+    k->nparams = (int)n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *s = PySequence_Fast_GET_ITEM(fn, i);
+        Py_INCREF(s);
+        PyUnicode_InternInPlace(&s);
+        Py_XSETREF(k->pnames[i], s);
+        k->is_constexpr[i] = (uint8_t)PyObject_IsTrue(PySequence_Fast_GET_ITEM(fc, i));
+        k->no_spec[i] = (uint8_t)PyObject_IsTrue(PySequence_Fast_GET_ITEM(fs, i));
+        PyObject *d = PySequence_Fast_GET_ITEM(fd, i);
+        /* a default of Ellipsis marks a required parameter */
+        Py_XSETREF(k->defaults[i], d == Py_Ellipsis ? NULL : Py_NewRef(d));
+    }
+    rc = 0;
+out:
+    Py_XDECREF(fn);
+    Py_XDECREF(fc);
+    Py_XDECREF(fs);
+    Py_XDECREF(fd);
+    return rc;
+}
+
+static void
+spec_free(Spec *s)
+{
+    for (int i = 0; i < MAXP; i++)
+        Py_XDECREF(s->ce[i]);
+    Py_XDECREF((PyObject *)s->compiled);
+    free(s);
+}
+
+static void
+kernel_clear_table(Kernel *k)
+{
+    for (uint32_t i = 0; i < k->tcap; i++)
+        for (Spec *s = k->table[i], *n; s; s = n) {
+            n = s->next;
+            spec_free(s);
+        }
+    free(k->table);
+    k->table = NULL;
+    k->tcap = k->tcount = 0;
+}
+
+static void
+kernel_dealloc(PyObject *self)
+{
+    Kernel *k = (Kernel *)self;
+    PyObject_GC_UnTrack(self);
+    kernel_clear_table(k);
+    for (int i = 0; i < k->nparams; i++) {
+        Py_XDECREF(k->pnames[i]);
+        Py_XDECREF(k->defaults[i]);
+    }
+    Py_XDECREF(k->name);
+    Py_XDECREF(k->dict);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static int
+kernel_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Kernel *k = (Kernel *)self;
+    Py_VISIT(k->dict);
+    return 0;
+}
+
+static int
+kernel_clear(PyObject *self)
+{
+    Py_CLEAR(((Kernel *)self)->dict);
+    return 0;
+}
+
+static int
+param_index(Kernel *k, PyObject *key)
+{
+    for (int i = 0; i < k->nparams; i++)
+        if (k->pnames[i] == key)
+            return i;
+    for (int i = 0; i < k->nparams; i++)
+        if (PyUnicode_Compare(k->pnames[i], key) == 0)
+            return i;
+    return -1;
+}
+
+/* Launch options that upstream Triton and triton-cpu accept; only the thread count
+ * means something on the CPU. */
+static int
+launch_option(PyObject *key, PyObject *val, int *nthreads)
+{
+    const char *s = PyUnicode_AsUTF8(key);
+    if (!s)
+        return -1;
+    if (!strcmp(s, "num_threads") || !strcmp(s, "num_cpu_threads")) {
+        long v = val == Py_None ? 0 : PyLong_AsLong(val);
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        *nthreads = (int)v;
+        return 1;
+    }
+    static const char *const ignored[] = {"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion",
+                                          "debug", "waves_per_eu", "matrix_instr_nonkdim", "kpack",
+                                          "launch_cooperative_grid", "enable_warp_specialization", "stream",
+                                          "warmup", "instrumentation_mode", NULL};
+    for (int i = 0; ignored[i]; i++)
+        if (!strcmp(s, ignored[i]))
+            return 1;
+    return 0;
+}
+
+typedef struct Bound {
+    PyObject *v[MAXP];      /* borrowed */
+    uint64_t words[MAXP];
+    uint64_t payload[MAXP]; /* pointer value / int value */
+    uint64_t hash;
+    int nthreads;
+} Bound;
+
+static int
+bind(Kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, Bound *b)
+{
+    memset(b->v, 0, sizeof(PyObject *) * (size_t)k->nparams);
+    b->nthreads = 0;
+    if (nargs > k->nparams) {
+        py_err(PyExc_TypeError, "%U() takes %d positional arguments but %zd were given", k->name, k->nparams, nargs);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        b->v[i] = args[i];
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t j = 0; j < nkw; j++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, j), *val = args[nargs + j];
+        int i = param_index(k, key);
+        if (i < 0) {
+            int r = launch_option(key, val, &b->nthreads);
+            if (r < 0)
+                return -1;
+            if (r == 0) {
+                py_err(PyExc_TypeError, "Keyword argument %U was specified but unrecognised", key);
+                return -1;
+            }
+            continue;
+        }
+        if (b->v[i]) {
+            py_err(PyExc_TypeError, "%U() got multiple values for argument '%U'", k->name, key);
+            return -1;
+        }
+        b->v[i] = val;
+    }
+    for (int i = 0; i < k->nparams; i++) {
+        if (b->v[i])
+            continue;
+        if (!k->defaults[i]) {
+            py_err(PyExc_TypeError, "%U() missing a required argument: '%U'", k->name, k->pnames[i]);
+            return -1;
+        }
+        b->v[i] = k->defaults[i];
+    }
+    return 0;
+}
+
+static uint64_t
+mix(uint64_t h, uint64_t x)
+{
+    h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h;
+}
+
+/* The data pointer of a tensor-like argument: data_ptr() (torch, triton wrappers) or
+ * the numpy array interface. */
+static int
+tensor_ptr(PyObject *o, uint64_t *ptr)
+{
+    PyObject *p = PyObject_CallMethodNoArgs(o, str_data_ptr);
+    if (!p) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+        PyObject *ai = PyObject_GetAttrString(o, "__array_interface__");
+        if (!ai)
+            return -1;
+        PyObject *data = PyDict_Check(ai) ? PyDict_GetItemString(ai, "data") : NULL;
+        p = data && PyTuple_Check(data) && PyTuple_GET_SIZE(data) > 0 ? Py_NewRef(PyTuple_GET_ITEM(data, 0)) : NULL;
+        Py_DECREF(ai);
+        if (!p) {
+            PyErr_SetString(PyExc_TypeError, "array without a data pointer");
+            return -1;
+        }
+    }
+    *ptr = PyLong_AsUnsignedLongLong(p);
+    Py_DECREF(p);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+static int
+specialize(Kernel *k, Bound *b)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < k->nparams; i++) {
+        PyObject *o = b->v[i];
+        uint64_t w;
+        if (k->is_constexpr[i]) {
+            Py_hash_t ph = PyObject_Hash(o);
+            if (ph == -1) {
+                PyErr_Clear();
+                ph = (Py_hash_t)(uintptr_t)o;
+            }
+            w = TG_CONSTEXPR;
+            h = mix(h, (uint64_t)ph ^ (uint64_t)(uintptr_t)Py_TYPE(o));
+        } else if (o == Py_None) {
+            w = TG_NONE;
+        } else if (PyBool_Check(o)) {
+            w = TG_BOOL;
+            b->payload[i] = o == Py_True;
+        } else if (PyLong_Check(o)) {
+            int overflow;
+            long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+            if (overflow > 0) {
+                unsigned long long u = PyLong_AsUnsignedLongLong(o);
+                if (PyErr_Occurred()) {
+                    PyErr_Clear();
+                    py_err(PyExc_OverflowError, "argument '%U': integer %R does not fit in 64 bits", k->pnames[i], o);
+                    return -1;
+                }
+                b->payload[i] = u;
+                w = TG_U64 | ((u % 16 == 0 && !k->no_spec[i]) ? 0x100u : 0);
+            } else if (overflow < 0) {
+                py_err(PyExc_OverflowError, "argument '%U': integer %R does not fit in 64 bits", k->pnames[i], o);
+                return -1;
+            } else {
+                b->payload[i] = (uint64_t)v;
+                if (v == 1 && !k->no_spec[i])
+                    w = TG_ONE;
+                else
+                    w = (v >= INT32_MIN && v <= INT32_MAX ? TG_I32 : TG_I64) |
+                        ((v % 16 == 0 && !k->no_spec[i]) ? 0x100u : 0);
+            }
+        } else if (PyFloat_Check(o)) {
+            w = TG_FLOAT;
+        } else {
+            PyObject *dt = PyObject_GetAttr(o, str_dtype);
+            if (!dt) {
+                PyErr_Clear();
+                py_err(PyExc_TypeError, "argument '%U' of %U() has unsupported type %s (expected a tensor, an int, a "
+                                        "float, a bool or None)", k->pnames[i], k->name, Py_TYPE(o)->tp_name);
+                return -1;
+            }
+            PyObject *code = dtype_map ? PyDict_GetItemWithError(dtype_map, dt) : NULL;
+            if (!code && !PyErr_Occurred() && dtype_map) {
+                /* numpy dtypes hash by value; look up by their string form too */
+                PyObject *s = PyObject_Str(dt);
+                code = s ? PyDict_GetItemWithError(dtype_map, s) : NULL;
+                Py_XDECREF(s);
+            }
+            Py_DECREF(dt);
+            if (!code) {
+                if (!PyErr_Occurred())
+                    py_err(PyExc_TypeError, "argument '%U' of %U(): unsupported tensor dtype", k->pnames[i], k->name);
+                return -1;
+            }
+            if (tensor_ptr(o, &b->payload[i]) < 0) {
+                if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+                    PyErr_Clear();
+                    py_err(PyExc_TypeError, "argument '%U' of %U(): pointer argument must be a tensor or array "
+                                            "with data_ptr()", k->pnames[i], k->name);
+                }
+                return -1;
+            }
+            long c = PyLong_AsLong(code);
+            w = TG_PTR | ((uint64_t)c << 16) | ((b->payload[i] % 16 == 0 && !k->no_spec[i]) ? 0x100u : 0);
+        }
+        b->words[i] = w;
+        h = mix(h, w);
+    }
+    b->hash = h;
+    return 0;
+}
+
+static Spec *
+lookup(Kernel *k, Bound *b)
+{
+    if (!k->tcap)
+        return NULL;
+    for (Spec *s = k->table[b->hash & (k->tcap - 1)]; s; s = s->next) {
+        if (s->hash != b->hash || memcmp(s->words, b->words, sizeof(uint64_t) * (size_t)k->nparams))
+            continue;
+        bool eq = true;
+        for (int i = 0; i < k->nparams && eq; i++) {
+            if (!k->is_constexpr[i] || s->ce[i] == b->v[i])
+                continue;
+            if (Py_TYPE(s->ce[i]) != Py_TYPE(b->v[i])) {
+                eq = false;
+                break;
+            }
+            int r = PyObject_RichCompareBool(s->ce[i], b->v[i], Py_EQ);
+            if (r < 0) {
+                PyErr_Clear();
+                r = 0;
+            }
+            eq = r == 1;
+        }
+        if (eq)
+            return s;
+    }
+    return NULL;
+}
+
+static int
+insert(Kernel *k, Bound *b, Compiled *c)
+{
+    if (k->tcount * 2 >= k->tcap) {
+        uint32_t cap = k->tcap ? k->tcap * 2 : 16;
+        Spec **t = calloc(cap, sizeof *t);
+        if (!t)
+            return -1;
+        for (uint32_t i = 0; i < k->tcap; i++)
+            for (Spec *s = k->table[i], *n; s; s = n) {
+                n = s->next;
+                s->next = t[s->hash & (cap - 1)];
+                t[s->hash & (cap - 1)] = s;
+            }
+        free(k->table);
+        k->table = t;
+        k->tcap = cap;
+    }
+    Spec *s = calloc(1, sizeof *s);
+    if (!s)
+        return -1;
+    s->hash = b->hash;
+    memcpy(s->words, b->words, sizeof(uint64_t) * (size_t)k->nparams);
+    for (int i = 0; i < k->nparams; i++)
+        if (k->is_constexpr[i])
+            s->ce[i] = Py_NewRef(b->v[i]);
+    s->compiled = (Compiled *)Py_NewRef((PyObject *)c);
+    s->next = k->table[b->hash & (k->tcap - 1)];
+    k->table[b->hash & (k->tcap - 1)] = s;
+    k->tcount++;
+    return 0;
+}
+
+/* The specialisation descriptor handed to Python on a miss: one tuple per param. */
+static PyObject *
+spec_tuple(Kernel *k, Bound *b)
+{
+    PyObject *t = PyTuple_New(k->nparams);
+    for (int i = 0; t && i < k->nparams; i++) {
+        uint64_t w = b->words[i];
+        int tag = (int)(w & 0xff), div = (w & 0x100) != 0;
+        PyObject *e;
+        switch (tag) {
+        case TG_CONSTEXPR: e = Py_BuildValue("(sO)", "constexpr", b->v[i]); break;
+        case TG_NONE: e = Py_BuildValue("(sO)", "constexpr", Py_None); break;
+        case TG_ONE: e = Py_BuildValue("(si)", "constexpr", 1); break;
+        case TG_BOOL: e = Py_BuildValue("(s)", "i1"); break;
+        case TG_I32: e = Py_BuildValue("(si)", "i32", div); break;
+        case TG_I64: e = Py_BuildValue("(si)", "i64", div); break;
+        case TG_U64: e = Py_BuildValue("(si)", "u64", div); break;
+        case TG_FLOAT: e = Py_BuildValue("(s)", "fp32"); break;
+        default: e = Py_BuildValue("(sii)", "ptr", (int)(w >> 16), div); break;
+        }
+        if (!e) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, e);
+    }
+    return t;
+}
+
+static PyObject *
+bound_tuple(Kernel *k, Bound *b)
+{
+    PyObject *t = PyTuple_New(k->nparams);
+    for (int i = 0; t && i < k->nparams; i++)
+        PyTuple_SET_ITEM(t, i, Py_NewRef(b->v[i]));
+    return t;
+}
+
+/* Finds or compiles the specialisation of the bound arguments. Borrowed result. */
+static Compiled *
+resolve(Kernel *k, Bound *b)
+{
+    Spec *s = lookup(k, b);
+    if (s)
+        return s->compiled;
+    PyObject *spec = spec_tuple(k, b), *bt = bound_tuple(k, b);
+    PyObject *c = spec && bt ? PyObject_CallMethodObjArgs((PyObject *)k, str_compile_spec, spec, bt, NULL) : NULL;
+    Py_XDECREF(spec);
+    Py_XDECREF(bt);
+    if (!c)
+        return NULL;
+    if (!PyObject_TypeCheck(c, &Compiled_Type)) {
+        Py_DECREF(c);
+        py_err(PyExc_TypeError, "_compile_spec must return a tritium.Compiled");
+        return NULL;
+    }
+    int rc = insert(k, b, (Compiled *)c);
+    Py_DECREF(c);
+    if (rc < 0) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    return lookup(k, b)->compiled;
+}
+
+static PyObject *
+meta_dict(Kernel *k, Bound *b)
+{
+    PyObject *d = PyDict_New();
+    for (int i = 0; d && i < k->nparams; i++)
+        if (PyDict_SetItem(d, k->pnames[i], b->v[i]) < 0) {
+            Py_DECREF(d);
+            return NULL;
+        }
+    return d;
+}
+
+static PyObject *
+do_launch(Kernel *k, PyObject *grid, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, int only_compile)
+{
+    Bound b;
+    if (bind(k, args, nargs, kwnames, &b) < 0 || specialize(k, &b) < 0)
+        return NULL;
+    Compiled *c = resolve(k, &b);
+    if (!c)
+        return NULL;
+    if (only_compile)
+        return Py_NewRef((PyObject *)c);
+    int32_t g[3];
+    if (PyCallable_Check(grid)) {
+        PyObject *meta = meta_dict(k, &b);
+        PyObject *r = meta ? PyObject_CallOneArg(grid, meta) : NULL;
+        Py_XDECREF(meta);
+        if (!r)
+            return NULL;
+        int rc = parse_grid(r, g);
+        Py_DECREF(r);
+        if (rc < 0)
+            return NULL;
+    } else if (parse_grid(grid, g) < 0) {
+        return NULL;
+    }
+    uint64_t slots[MAXP];
+    int ns = 0;
+    for (int i = 0; i < k->nparams; i++) {
+        int kind = c->plan[i];
+        if (kind == SK_SKIP)
+            continue;
+        if (kind == SK_PTR || (b.words[i] & 0xff) == TG_I32 || (b.words[i] & 0xff) == TG_I64 ||
+            (b.words[i] & 0xff) == TG_U64 || (b.words[i] & 0xff) == TG_BOOL)
+            slots[ns++] = b.payload[i];
+        else if (pack_scalar(b.v[i], kind, &slots[ns++]) < 0)
+            return NULL;
+    }
+    int rc;
+    if ((int64_t)g[0] * g[1] * g[2] <= 1) {
+        rc = rt_launch(c->fn, slots, g, b.nthreads, c->site);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        rc = rt_launch(c->fn, slots, g, b.nthreads, c->site);
+        Py_END_ALLOW_THREADS
+    }
+    if (rc < 0)
+        return py_err(PyExc_RuntimeError, "launch failed: %s", rt_last_error());
+    Py_RETURN_NONE;
+}
+
+/* ---- Launch: a kernel bound to a grid (kernel[grid]) ----------------------------------- */
+
+typedef struct Launch {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    Kernel *k;
+    PyObject *grid;
+} Launch;
+
+static PyObject *
+launch_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Launch *l = (Launch *)self;
+    return do_launch(l->k, l->grid, args, PyVectorcall_NARGS(nargsf), kwnames, 0);
+}
+
+static void
+launch_dealloc(PyObject *self)
+{
+    Launch *l = (Launch *)self;
+    Py_XDECREF((PyObject *)l->k);
+    Py_XDECREF(l->grid);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyTypeObject Launch_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tritium.Launch",
+    .tp_basicsize = sizeof(Launch),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(Launch, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_dealloc = launch_dealloc,
+    .tp_doc = "A kernel bound to a launch grid.",
+};
+
+static PyObject *
+kernel_getitem(PyObject *self, PyObject *grid)
+{
+    Launch *l = PyObject_New(Launch, &Launch_Type);
+    if (!l)
+        return NULL;
+    l->vectorcall = launch_vectorcall;
+    l->k = (Kernel *)Py_NewRef(self);
+    l->grid = Py_NewRef(grid);
+    return (PyObject *)l;
+}
+
+static PyMappingMethods kernel_mapping = {.mp_subscript = kernel_getitem};
+
+/* kernel._launch(grid, *args, **kwargs) — the same path without the Launch object. */
+static PyObject *
+kernel_launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (nargs < 1)
+        return py_err(PyExc_TypeError, "_launch(grid, *args)");
+    return do_launch((Kernel *)self, args[0], args + 1, nargs - 1, kwnames, 0);
+}
+
+/* kernel._specialization(*args, **kwargs) -> Compiled (compiling if needed). */
+static PyObject *
+kernel_specialization(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return do_launch((Kernel *)self, NULL, args, nargs, kwnames, 1);
+}
+
+static PyObject *
+kernel_cache_clear(PyObject *self, PyObject *args)
+{
+    kernel_clear_table((Kernel *)self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+kernel_cache_size(PyObject *self, PyObject *args)
+{
+    return PyLong_FromUnsignedLong(((Kernel *)self)->tcount);
+}
+
+static PyMethodDef kernel_methods[] = {
+    {"_launch", (PyCFunction)(void (*)(void))kernel_launch, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"_specialization", (PyCFunction)(void (*)(void))kernel_specialization, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"_cache_clear", kernel_cache_clear, METH_NOARGS, NULL},
+    {"_cache_size", kernel_cache_size, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject Kernel_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tritium.Kernel",
+    .tp_basicsize = sizeof(Kernel),
+    .tp_dictoffset = offsetof(Kernel, dict),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "C base of JITFunction: argument binding, specialisation cache, launch.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = kernel_init,
+    .tp_dealloc = kernel_dealloc,
+    .tp_traverse = kernel_traverse,
+    .tp_clear = kernel_clear,
+    .tp_as_mapping = &kernel_mapping,
+    .tp_methods = kernel_methods,
+};
+
+/* set_dtype_map({dtype_object_or_str: code}) */
+static PyObject *
+set_dtype_map(PyObject *self, PyObject *arg)
+{
+    if (!PyDict_Check(arg))
+        return py_err(PyExc_TypeError, "expected a dict");
+    Py_XSETREF(dtype_map, Py_NewRef(arg));
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+threads_default(PyObject *self, PyObject *args)
+{
+    return PyLong_FromLong(rt_threads_default());
+}
+
+static PyObject *
+threads_runtime(PyObject *self, PyObject *args)
+{
+    return PyUnicode_FromString(rt_threads_runtime());
+}
+
+static PyMethodDef launch_functions[] = {
+    {"set_dtype_map", set_dtype_map, METH_O, "Register tensor dtype objects → dtype codes."},
+    {"threads_default", threads_default, METH_NOARGS, "Default launch thread count."},
+    {"threads_runtime", threads_runtime, METH_NOARGS, "OpenMP runtime in use."},
+    {NULL, NULL, 0, NULL},
+};
+
+int
+py_launch_init(PyObject *mod)
+{
+    str_data_ptr = PyUnicode_InternFromString("data_ptr");
+    str_dtype = PyUnicode_InternFromString("dtype");
+    str_compile_spec = PyUnicode_InternFromString("_compile_spec");
+    if (PyType_Ready(&Compiled_Type) < 0 || PyType_Ready(&Kernel_Type) < 0 || PyType_Ready(&Launch_Type) < 0)
+        return -1;
+    if (PyModule_AddObjectRef(mod, "Compiled", (PyObject *)&Compiled_Type) < 0 ||
+        PyModule_AddObjectRef(mod, "Kernel", (PyObject *)&Kernel_Type) < 0 ||
+        PyModule_AddObjectRef(mod, "Launch", (PyObject *)&Launch_Type) < 0)
+        return -1;
+    return PyModule_AddFunctions(mod, launch_functions);
+}

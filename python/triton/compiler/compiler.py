@@ -1,0 +1,312 @@
+"""Compiling one kernel specialisation: cache lookup, code generation, dumps, loading.
+
+The disk cache (TRITON_CACHE_DIR, default ~/.triton/cache) holds one directory per
+key: the kernel .so, its metadata and every stage's text. The key covers the kernel
+source and the @jit functions it calls, the specialisation (argument types,
+alignment, constexpr values), the instrumentation flag, the target CPU and the
+compiler build, so no cache clearing is ever needed.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import warnings
+
+from triton._C import tritium as _C
+from triton.language import core as tl
+
+# stage name → (cache file suffix, asm key in CompiledKernel.asm, dump file suffix)
+_STAGES = [
+    ("ttir", ".ttir", "ttir", "_tt.mlir"),
+    ("linalg", ".linalg.mlir", "ttsharedir", "_linalg.mlir"),
+    ("ll_mlir", ".ll.mlir", "llmlir", "_ll.mlir"),
+    ("llir", ".ll", "llir", ".ll"),
+    ("asm", ".s", "asm", ".s"),
+]
+
+_ROLE_DATA, _ROLE_KERNEL, _ROLE_META = 0, 1, 2
+
+
+def _compiler_fingerprint():
+    """Identity of the compiler build: version plus the native libraries' size/mtime."""
+    global _FINGERPRINT
+    try:
+        return _FINGERPRINT
+    except NameError:
+        pass
+    d = os.path.dirname(_C.__file__)
+    parts = [_C.version()]
+    for name in sorted(os.listdir(d)):
+        if name.endswith(".so"):
+            st = os.stat(os.path.join(d, name))
+            parts.append(f"{name}:{st.st_size}:{int(st.st_mtime)}")
+    _FINGERPRINT = hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+    return _FINGERPRINT
+
+
+def _target():
+    return _C.target_info()
+
+
+def _instrumentation_on():
+    try:
+        from triton.profiler.flags import flags
+        return bool(flags.instrumentation_on)
+    except ImportError:
+        return False
+
+
+def cache_key(jitfn, spec):
+    t = _target()
+    h = hashlib.sha256()
+    h.update(jitfn.cache_key.encode())
+    h.update(repr(spec).encode())
+    h.update(f"instrument={_instrumentation_on()}".encode())
+    h.update(f"{t['triple']}|{t['cpu']}|{t['features']}".encode())
+    h.update(_compiler_fingerprint().encode())
+    return h.hexdigest()[:40]
+
+
+def _always_compile():
+    return os.environ.get("TRITON_ALWAYS_COMPILE", "0").lower() in ("1", "true", "yes", "on")
+
+
+def _debug(msg):
+    if os.environ.get("TRITIUM_DEBUG", "0").lower() in ("1", "true", "yes", "on"):
+        print(f"[tritium] {msg}", file=sys.stderr)
+
+
+def _dump(name, files):
+    """Copies the stages to SPINE_TRITON_DUMP_PATH (created if missing)."""
+    d = os.environ.get("SPINE_TRITON_DUMP_PATH")
+    if not d:
+        return
+    os.makedirs(d, exist_ok=True)
+    for stage, cache_suffix, _, dump_suffix in _STAGES:
+        src = files.get(name + cache_suffix)
+        if src:
+            shutil.copyfile(src, os.path.join(d, name + dump_suffix))
+    so = files.get(name + ".so")
+    if so:
+        shutil.copyfile(so, os.path.join(d, name + ".so"))
+
+
+def _constexprs_json(jitfn, spec):
+    out = {}
+    for p, s in zip(jitfn.params, spec):
+        if s[0] == "constexpr":
+            v = s[1]
+            out[p.name] = v if isinstance(v, (int, float, bool, str)) or v is None else str(v)
+    return json.dumps(out)
+
+
+def _build(jitfn, spec):
+    """Traces the kernel and compiles it to a temporary .so; returns (stages, plan, tmpdir)."""
+    from triton.compiler.code_generator import generate
+    b = tl._Builder()
+    plan = generate(jitfn, b, spec)
+    root = _C.cache_root()
+    os.makedirs(root, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".build-", dir=root)
+    so = os.path.join(tmp, jitfn.__name__ + ".so")
+    stages = _C.compile(b.c, so, instrument=True, want_stages=True)
+    return stages, plan, tmp, so
+
+
+def _store(key, jitfn, spec, stages, plan, so, replace):
+    name = jitfn.__name__
+    meta = {
+        "name": name,
+        "plan": plan,
+        "constexprs": json.loads(_constexprs_json(jitfn, spec)),
+        "spec": [list(s) if s[0] != "constexpr" else ["constexpr", repr(s[1])] for s in spec],
+        "cost": stages["cost"],
+        "scopes": stages["scopes"],
+        "remarks": [list(r) for r in stages["remarks"]],
+        "times_ms": stages["times_ms"],
+        "target": _target(),
+    }
+    files = [(name + ".so", _ROLE_KERNEL, None, so), (name + ".json", _ROLE_META, json.dumps(meta, indent=1), None),
+             (name + ".o", _ROLE_DATA, stages["obj"], None)]
+    for stage, suffix, _, _ in _STAGES:
+        if stages.get(stage):
+            files.append((name + suffix, _ROLE_DATA, stages[stage], None))
+    return _C.cache_store(key, files, replace)
+
+
+class KernelInfo:
+    """Python-side description of a compiled specialisation (kept by the C object)."""
+
+    def __init__(self, name, meta, files, key):
+        self.name = name
+        self.metadata = meta
+        self.files = files
+        self.key = key
+
+    def stage(self, suffix):
+        p = self.files.get(self.name + suffix)
+        if not p:
+            return None
+        mode = "rb" if suffix in (".o", ".so") else "r"
+        with open(p, mode) as f:
+            return f.read()
+
+
+def compile_specialization(jitfn, spec, bound):
+    """Called by the C launcher on an in-memory miss: returns a tritium.Compiled."""
+    key = cache_key(jitfn, spec)
+    name = jitfn.__name__
+    hit = None
+    corrupt = False
+    if not _always_compile():
+        r = _C.cache_lookup(key)
+        if r[0] == "hit":
+            hit = r
+            _C.stats_add("disk_hits")
+            _debug(f"disk cache hit {key} {name}")
+        elif r[0] == "corrupt":
+            warnings.warn(f"triton: the cached kernel {name} ({key}) is corrupt ({r[1]}); recompiling",
+                          RuntimeWarning, stacklevel=3)
+            _C.stats_add("corrupt_rebuilds")
+            corrupt = True
+    if hit is None:
+        stages, plan, tmp, so = _build(jitfn, spec)
+        try:
+            hit = _store(key, jitfn, spec, stages, plan, so, replace=_always_compile() or corrupt)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        _C.stats_add("compiles")
+        _debug(f"compiled {name} → {key} ({sum(stages['times_ms'].values()):.1f} ms)")
+        for f, line, col, msg in stages["remarks"]:
+            _debug(f"remark: {f}:{line}:{col}: {msg}")
+    _, entry_dir, kernel_path, meta_text, files = hit
+    meta = json.loads(meta_text)
+    _dump(name, files)
+    cost = meta.get("cost", {})
+    info = KernelInfo(name, meta, files, key)
+    return _C.Compiled(kernel_path, meta["plan"], name, json.dumps(meta.get("constexprs", {})),
+                       int(cost.get("bytes_loaded", 0) + cost.get("bytes_stored", 0)), float(cost.get("flops16", 0)),
+                       float(cost.get("flops32", 0)), float(cost.get("flops64", 0)), meta.get("scopes", []), info)
+
+
+# ---- ahead-of-time API (upstream triton.compile) -------------------------------------------
+
+class ASTSource:
+    """ASTSource(fn, signature, constexprs=None, attrs=None) as in upstream Triton."""
+
+    def __init__(self, fn, signature, constexprs=None, attrs=None, constants=None):
+        self.fn = fn
+        self.signature = dict(signature)
+        cx = dict(constexprs or constants or {})
+        self.constexprs = {}
+        for k, v in cx.items():
+            if isinstance(k, tuple):
+                k = k[0]
+            if isinstance(k, int):
+                k = fn.arg_names[k]
+            self.constexprs[k] = v
+        self.attrs = attrs or {}
+        self.name = fn.__name__
+
+    def spec(self):
+        out = []
+        for p in self.fn.params:
+            if p.name in self.constexprs or p.is_constexpr:
+                if p.name not in self.constexprs and not p.has_default:
+                    raise ValueError(f"missing constexpr value for {p.name}")
+                out.append(("constexpr", self.constexprs.get(p.name, p.default)))
+                continue
+            ty = self.signature.get(p.name, self.signature.get(p.num))
+            if ty is None or ty == "constexpr":
+                raise ValueError(f"no signature entry for parameter {p.name}")
+            t = tl.str_to_ty(ty)
+            if t.is_ptr():
+                out.append(("ptr", t.element_ty.code, 1))
+            elif t == tl.int1:
+                out.append(("i1",))
+            elif t in (tl.float32, tl.float16, tl.bfloat16, tl.float64):
+                out.append(("fp32",))
+            elif t == tl.int64:
+                out.append(("i64", 0))
+            elif t == tl.uint64:
+                out.append(("u64", 0))
+            else:
+                out.append(("i32", 0))
+        return tuple(out)
+
+
+class CompiledKernel:
+    """Result of triton.compile() / JITFunction.warmup(): stages in .asm, metadata,
+    and launchable with kernel[grid](*args)."""
+
+    def __init__(self, compiled, jitfn=None):
+        self._c = compiled
+        info = compiled.info
+        self.name = info.name
+        self.metadata = _Metadata(info.metadata)
+        self.asm = _AsmDict(info)
+        self.fn = jitfn
+        self.n_regs = 32
+        self.n_spills = 0
+        self.packed_metadata = None
+
+    def __getitem__(self, grid):
+        def runner(*args, **kwargs):
+            g = grid(kwargs) if callable(grid) else grid
+            return self._c.launch(tuple(g), args, int(kwargs.get("num_threads", 0) or 0))
+        return runner
+
+    def run(self, grid, *args):
+        return self._c.launch(tuple(grid), args)
+
+    def _init_handles(self):
+        pass
+
+
+class _Metadata(dict):
+    def __getattr__(self, k):
+        defaults = {"num_warps": 1, "num_ctas": 1, "num_stages": 1, "shared": 0, "cluster_dims": (1, 1, 1)}
+        if k in self:
+            return self[k]
+        if k in defaults:
+            return defaults[k]
+        raise AttributeError(k)
+
+
+class _AsmDict(dict):
+    """Lazily reads stage files from the cache entry."""
+
+    _KEYS = {"ttir": ".ttir", "ttsharedir": ".linalg.mlir", "linalgdir": ".linalg.mlir", "llmlir": ".ll.mlir",
+             "llir": ".ll", "asm": ".s", "obj": ".o", "so": ".so"}
+
+    def __init__(self, info):
+        super().__init__()
+        self._info = info
+
+    def __missing__(self, k):
+        suffix = self._KEYS.get(k)
+        v = self._info.stage(suffix) if suffix else None
+        if v is None:
+            raise KeyError(k)
+        self[k] = v
+        return v
+
+    def keys(self):
+        return [k for k, s in self._KEYS.items() if self._info.files.get(self._info.name + s)]
+
+    def __contains__(self, k):
+        return k in self.keys()
+
+
+def compile(src, target=None, options=None):  # noqa: A001 (upstream name)
+    """Ahead-of-time compile: triton.compile(ASTSource(fn, signature, constexprs), target=GPUTarget("cpu", 0, 0))."""
+    if target is not None and getattr(target, "backend", "cpu") != "cpu":
+        raise ValueError(f"Tritium compiles for the CPU backend only (got target backend {target.backend!r})")
+    if isinstance(src, str):
+        raise NotImplementedError("compiling from IR files is done with the tritium-opt tool")
+    spec = src.spec()
+    return CompiledKernel(compile_specialization(src.fn, spec, None), src.fn)

@@ -1,0 +1,979 @@
+"""triton.language core: dtypes, constexpr, tensor and the builtins kernels call.
+
+Everything here runs while a kernel is being traced by the code generator
+(triton/compiler/code_generator.py). Builtins turn their arguments into builder
+calls (the C extension); the type and shape rules and their error messages live in
+C (compiler/src/ir_build*.c). This module only unwraps constexprs, converts Python
+arguments and wraps the returned handles into `tensor` objects.
+"""
+from __future__ import annotations
+
+import builtins as _py
+import functools
+import threading
+from typing import Any, Sequence
+
+from triton._C import tritium as _C
+
+# ---- the builder of the kernel being traced -----------------------------------------
+
+_state = threading.local()
+
+
+class _Builder:
+    """The C builder plus a cache of tl types by type id."""
+
+    def __init__(self):
+        self.c = _C.Builder()
+        self._types: dict[int, dtype] = {}
+
+    def ty(self, tid: int) -> "dtype":
+        t = self._types.get(tid)
+        if t is None:
+            d = self.c.type_desc(tid)
+            if d[0] == "scalar":
+                t = _DTYPES[d[1]]
+            elif d[0] == "ptr":
+                t = pointer_type(self.ty(d[1]), d[2])
+            else:
+                t = block_type(self.ty(d[1]), list(d[2]))
+            self._types[tid] = t
+        return t
+
+    def wrap(self, ref: int) -> "tensor":
+        return tensor(ref, self.ty(self.c.type_of(ref)))
+
+    def tid(self, t: "dtype") -> int:
+        return t.to_ir(self)
+
+
+def _builder() -> _Builder:
+    b = getattr(_state, "builder", None)
+    if b is None:
+        raise RuntimeError("Cannot call @triton.jit'd outside of the scope of a kernel")
+    return b
+
+
+class _set_builder:
+    def __init__(self, b):
+        self.b = b
+
+    def __enter__(self):
+        self.prev = getattr(_state, "builder", None)
+        _state.builder = self.b
+        return self.b
+
+    def __exit__(self, *exc):
+        _state.builder = self.prev
+
+
+def builtin(fn):
+    """Marks a function that the code generator calls directly while tracing."""
+    fn.__triton_builtin__ = True
+    return fn
+
+
+# ---- dtypes (codes follow IrDtype in compiler/include/compiler.h) -------------------
+
+class dtype:
+    SINT_TYPES = ["int8", "int16", "int32", "int64"]
+    UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
+    FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
+
+    class SIGNEDNESS:
+        SIGNED = 0
+        UNSIGNED = 1
+
+    class KIND:
+        BOOLEAN = 0
+        INTEGRAL = 1
+        FLOATING = 2
+
+    def __init__(self, name: str, code: int = -1, bits: int = 0):
+        self.name = name
+        self.code = code
+        self.primitive_bitwidth = bits
+
+    # predicates (upstream names)
+    def is_floating(self): return self.name in ("fp16", "bf16", "fp32", "fp64")
+    def is_standard_floating(self): return self.is_floating()
+    def is_fp16(self): return self.name == "fp16"
+    def is_bf16(self): return self.name == "bf16"
+    def is_fp32(self): return self.name == "fp32"
+    def is_fp64(self): return self.name == "fp64"
+    def is_fp8(self): return False
+    def is_int(self): return self.name.startswith("int") or self.name.startswith("uint")
+    def is_bool(self): return self.name == "int1"
+    def is_int1(self): return self.name == "int1"
+    def is_int_signed(self): return self.name in dtype.SINT_TYPES
+    def is_int_unsigned(self): return self.name in dtype.UINT_TYPES and self.name != "int1" or self.name.startswith("uint")
+    def is_ptr(self): return False
+    def is_block(self): return False
+    def is_void(self): return self.name == "void"
+
+    @property
+    def int_bitwidth(self): return self.primitive_bitwidth
+
+    @property
+    def int_signedness(self):
+        return dtype.SIGNEDNESS.SIGNED if self.is_int_signed() else dtype.SIGNEDNESS.UNSIGNED
+
+    @property
+    def fp_mantissa_width(self):
+        return {"fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}[self.name]
+
+    def kind(self):
+        if self.is_bool():
+            return dtype.KIND.BOOLEAN
+        return dtype.KIND.FLOATING if self.is_floating() else dtype.KIND.INTEGRAL
+
+    def get_int_max_value(self):
+        return (1 << (self.primitive_bitwidth - (1 if self.is_int_signed() else 0))) - 1
+
+    def get_int_min_value(self):
+        return -(1 << (self.primitive_bitwidth - 1)) if self.is_int_signed() else 0
+
+    @property
+    def scalar(self): return self
+
+    def to_ir(self, b: _Builder) -> int:
+        return b.c.t_scalar(self.code)
+
+    def with_element_ty(self, t): return t
+
+    def __eq__(self, other):
+        other = _unwrap(other)
+        return isinstance(other, dtype) and type(other) is type(self) and self.name == other.name
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __str__(self):
+        return self.name
+
+    def __repr__(self):
+        return f"triton.language.{self.name}"
+
+    @property
+    def cache_key_part(self):
+        return self.name
+
+
+class pointer_type(dtype):
+    def __init__(self, element_ty: dtype, address_space: int = 1, const: bool = False):
+        element_ty = _unwrap(element_ty)
+        super().__init__(f"pointer<{element_ty}>", -1, 64)
+        self.element_ty = element_ty
+        self.address_space = address_space
+        self.const = const
+
+    def is_ptr(self): return True
+    def is_int(self): return False
+    def is_floating(self): return False
+    def is_const(self): return self.const
+
+    def to_ir(self, b):
+        return b.c.t_ptr(self.element_ty.to_ir(b), 0)
+
+    def __eq__(self, other):
+        other = _unwrap(other)
+        return isinstance(other, pointer_type) and self.element_ty == other.element_ty
+
+    def __hash__(self):
+        return hash(("ptr", self.element_ty))
+
+    def __repr__(self):
+        return f"pointer<{self.element_ty}>"
+
+
+class block_type(dtype):
+    def __init__(self, element_ty: dtype, shape):
+        self.element_ty = element_ty
+        self.shape = tuple(int(_unwrap(s)) for s in shape)
+        self.numel = 1
+        for s in self.shape:
+            self.numel *= s
+        super().__init__(f"<{list(self.shape)}, {element_ty}>", -1, element_ty.primitive_bitwidth)
+
+    def is_block(self): return True
+    def is_ptr(self): return False
+
+    @property
+    def scalar(self): return self.element_ty
+
+    def get_block_shapes(self): return list(self.shape)
+
+    def to_ir(self, b):
+        return b.c.t_tensor(self.element_ty.to_ir(b), list(self.shape))
+
+    def __eq__(self, other):
+        other = _unwrap(other)
+        return isinstance(other, block_type) and self.element_ty == other.element_ty and self.shape == other.shape
+
+    def __hash__(self):
+        return hash(("block", self.element_ty, self.shape))
+
+
+int1 = dtype("int1", 0, 1)
+int8 = dtype("int8", 1, 8)
+int16 = dtype("int16", 2, 16)
+int32 = dtype("int32", 3, 32)
+int64 = dtype("int64", 4, 64)
+uint8 = dtype("uint8", 5, 8)
+uint16 = dtype("uint16", 6, 16)
+uint32 = dtype("uint32", 7, 32)
+uint64 = dtype("uint64", 8, 64)
+float16 = dtype("fp16", 9, 16)
+bfloat16 = dtype("bf16", 10, 16)
+float32 = dtype("fp32", 11, 32)
+float64 = dtype("fp64", 12, 64)
+void = dtype("void")
+# aliases
+bool_ = int1
+fp16, bf16, fp32, fp64 = float16, bfloat16, float32, float64
+_DTYPES = [int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64]
+_BY_NAME = {d.name: d for d in _DTYPES}
+_BY_NAME.update({"float16": float16, "bfloat16": bfloat16, "float32": float32, "float64": float64, "bool": int1,
+                 "i1": int1, "i8": int8, "i16": int16, "i32": int32, "i64": int64, "u1": int1, "u8": uint8,
+                 "u16": uint16, "u32": uint32, "u64": uint64, "f16": float16, "f32": float32, "f64": float64})
+
+
+def str_to_ty(name: str) -> dtype:
+    """'*fp32' → pointer_type(float32), 'i32' → int32 (upstream signature strings)."""
+    name = name.strip()
+    if name.startswith("*"):
+        name = name[1:]
+        if name.startswith("k"):
+            name = name[1:]
+        return pointer_type(str_to_ty(name))
+    if name in _BY_NAME:
+        return _BY_NAME[name]
+    raise ValueError(f"unknown type {name!r}")
+
+
+# ---- constexpr -------------------------------------------------------------------------
+
+class constexpr:
+    """A compile-time value. Arithmetic on constexprs stays constexpr."""
+
+    def __init__(self, value):
+        self.value = value.value if isinstance(value, constexpr) else value
+
+    def __repr__(self):
+        return f"constexpr[{self.value!r}]"
+
+    def __index__(self): return self.value.__index__()
+    def __int__(self): return int(self.value)
+    def __float__(self): return float(self.value)
+    def __bool__(self): return bool(self.value)
+    def __hash__(self): return hash(self.value)
+    def __call__(self, *args, **kwargs): return self.value(*args, **kwargs)
+    def __iter__(self): return iter(self.value)
+    def __len__(self): return len(self.value)
+    def __getitem__(self, k): return self.value[_unwrap(k)]
+    def __getattr__(self, name):
+        if name == "value":
+            raise AttributeError(name)
+        return getattr(self.value, name)
+
+
+def _cexpr_op(op, reflected=False):
+    def f(self, other):
+        if isinstance(other, tensor):
+            return NotImplemented
+        a, b = self.value, _unwrap(other)
+        return constexpr(op(b, a) if reflected else op(a, b))
+    return f
+
+
+import operator as _op  # noqa: E402
+
+for _name, _f in [("add", _op.add), ("sub", _op.sub), ("mul", _op.mul), ("truediv", _op.truediv),
+                  ("floordiv", _op.floordiv), ("mod", _op.mod), ("pow", _op.pow), ("and", _op.and_),
+                  ("or", _op.or_), ("xor", _op.xor), ("lshift", _op.lshift), ("rshift", _op.rshift)]:
+    setattr(constexpr, f"__{_name}__", _cexpr_op(_f))
+    setattr(constexpr, f"__r{_name}__", _cexpr_op(_f, True))
+for _name, _f in [("lt", _op.lt), ("le", _op.le), ("gt", _op.gt), ("ge", _op.ge), ("eq", _op.eq), ("ne", _op.ne)]:
+    setattr(constexpr, f"__{_name}__", _cexpr_op(_f))
+constexpr.__neg__ = lambda self: constexpr(-self.value)
+constexpr.__pos__ = lambda self: constexpr(+self.value)
+constexpr.__invert__ = lambda self: constexpr(~self.value)
+constexpr.__abs__ = lambda self: constexpr(abs(self.value))
+
+
+def _unwrap(x):
+    return x.value if isinstance(x, constexpr) else x
+
+
+_unwrap_if_constexpr = _unwrap
+
+
+def _is_num(x):
+    return isinstance(x, (int, float, bool))
+
+
+def _opnd(x):
+    """A builder operand: a tensor, or a Python number (literal rules apply in C)."""
+    x = _unwrap(x)
+    if isinstance(x, tensor) or _is_num(x):
+        return x
+    if x is None:
+        raise ValueError("expected a tensor or a number, got None")
+    raise TypeError(f"unsupported operand type {type(x).__name__}")
+
+
+def _to_tensor(x) -> "tensor":
+    x = _unwrap(x)
+    if isinstance(x, tensor):
+        return x
+    b = _builder()
+    return b.wrap(b.c.to_value(_opnd(x)))
+
+
+# ---- tensor -----------------------------------------------------------------------------
+
+# IrBinop / IrUnop codes (compiler.h, ORDER)
+_ADD, _SUB, _MUL, _TRUEDIV, _FLOORDIV, _MOD, _AND, _OR, _XOR, _SHL, _SHR, _LT, _LE, _GT, _GE, _EQ, _NE, \
+    _LAND, _LOR, _MAX, _MIN, _MAXNAN, _MINNAN, _FDIV, _UMULHI, _POW, _ATAN2, _COPYSIGN = range(28)
+_NEG, _PLUS, _INVERT, _NOT = range(4)
+
+
+def _binop(code, a, b):
+    bld = _builder()
+    return bld.wrap(bld.c.binop(code, _opnd(a), _opnd(b)))
+
+
+def _unop(code, a):
+    bld = _builder()
+    return bld.wrap(bld.c.unop(code, _opnd(a)))
+
+
+class tensor:
+    """A tile value (or a scalar) inside a kernel being traced."""
+
+    def __init__(self, handle: int, type: dtype):
+        self.handle = handle
+        self.type = type
+        self.dtype = type.scalar
+        self.shape = tuple(constexpr(s) for s in type.shape) if type.is_block() else ()
+        self.numel = constexpr(type.numel if type.is_block() else 1)
+
+    def __repr__(self):
+        return f"tensor({self.type})"
+
+    def __bool__(self):
+        raise TypeError("a tensor's truth value is only known when the kernel runs; use it as an `if` "
+                        "condition directly, or tl.where")
+
+    # arithmetic
+    def __add__(self, o): return _binop(_ADD, self, o)
+    def __radd__(self, o): return _binop(_ADD, o, self)
+    def __sub__(self, o): return _binop(_SUB, self, o)
+    def __rsub__(self, o): return _binop(_SUB, o, self)
+    def __mul__(self, o): return _binop(_MUL, self, o)
+    def __rmul__(self, o): return _binop(_MUL, o, self)
+    def __truediv__(self, o): return _binop(_TRUEDIV, self, o)
+    def __rtruediv__(self, o): return _binop(_TRUEDIV, o, self)
+    def __floordiv__(self, o): return _binop(_FLOORDIV, self, o)
+    def __rfloordiv__(self, o): return _binop(_FLOORDIV, o, self)
+    def __mod__(self, o): return _binop(_MOD, self, o)
+    def __rmod__(self, o): return _binop(_MOD, o, self)
+    def __and__(self, o): return _binop(_AND, self, o)
+    def __rand__(self, o): return _binop(_AND, o, self)
+    def __or__(self, o): return _binop(_OR, self, o)
+    def __ror__(self, o): return _binop(_OR, o, self)
+    def __xor__(self, o): return _binop(_XOR, self, o)
+    def __rxor__(self, o): return _binop(_XOR, o, self)
+    def __lshift__(self, o): return _binop(_SHL, self, o)
+    def __rlshift__(self, o): return _binop(_SHL, o, self)
+    def __rshift__(self, o): return _binop(_SHR, self, o)
+    def __rrshift__(self, o): return _binop(_SHR, o, self)
+    def __lt__(self, o): return _binop(_LT, self, o)
+    def __le__(self, o): return _binop(_LE, self, o)
+    def __gt__(self, o): return _binop(_GT, self, o)
+    def __ge__(self, o): return _binop(_GE, self, o)
+    def __eq__(self, o): return _binop(_EQ, self, o)
+    def __ne__(self, o): return _binop(_NE, self, o)
+    def __neg__(self): return _unop(_NEG, self)
+    def __pos__(self): return self
+    def __invert__(self): return _unop(_INVERT, self)
+    def __pow__(self, o): return _binop(_POW, self, o)
+    def __rpow__(self, o): return _binop(_POW, o, self)
+    def __abs__(self): return abs(self)
+    __hash__ = None
+
+    def logical_and(self, o): return _binop(_LAND, self, o)
+    def logical_or(self, o): return _binop(_LOR, self, o)
+    def __not__(self): return _unop(_NOT, self)
+
+    def __getitem__(self, slices):
+        if not isinstance(slices, tuple):
+            slices = (slices,)
+        ret = self
+        dim = 0
+        for s in slices:
+            s = _unwrap(s)
+            if s is None:
+                ret = expand_dims(ret, dim)
+                dim += 1
+            elif isinstance(s, slice) and s == slice(None, None, None):
+                dim += 1
+            elif s is Ellipsis:
+                dim = len(ret.shape) - (len(slices) - 1 - list(slices).index(Ellipsis)) + 1
+            else:
+                raise ValueError(f"unsupported tensor index: {s!r} (only None and ':' are supported)")
+        return ret
+
+    def __setitem__(self, k, v):
+        raise RuntimeError("Tensor __setitem__ (xsmt.bind) has been removed. "
+                           "Use explicit accumulator operand on smt.dot instead.")
+
+    def to(self, dtype, fp_downcast_rounding=None, bitcast=False):
+        return cast(self, dtype, fp_downcast_rounding=fp_downcast_rounding, bitcast=bitcast)
+
+    @property
+    def T(self):
+        return trans(self)
+
+    def __iter__(self):
+        raise TypeError("iterating over a tensor is not supported in kernels")
+
+
+def _member(fn):
+    """Also expose a builtin as a tensor method (x.sum(), x.exp(), ...)."""
+    setattr(tensor, fn.__name__, lambda self, *a, **k: fn(self, *a, **k))
+    return fn
+
+
+# ---- program and tile construction -------------------------------------------------------
+
+@builtin
+def program_id(axis):
+    b = _builder()
+    return b.wrap(b.c.program_id(_unwrap(axis)))
+
+
+@builtin
+def num_programs(axis):
+    b = _builder()
+    return b.wrap(b.c.num_programs(_unwrap(axis)))
+
+
+def _shape(shape):
+    shape = _unwrap(shape)
+    if isinstance(shape, (int, constexpr)):
+        shape = [shape]
+    out = []
+    for s in shape:
+        s = _unwrap(s)
+        if not isinstance(s, int) or isinstance(s, bool):
+            raise TypeError(f"shape entries must be constexpr ints, got {s!r}")
+        out.append(s)
+    return out
+
+
+@builtin
+def arange(start, end):
+    start, end = _unwrap(start), _unwrap(end)
+    if not isinstance(start, int) or not isinstance(end, int):
+        raise ValueError("arange's arguments must be of type tl.constexpr")
+    b = _builder()
+    return b.wrap(b.c.arange(start, end))
+
+
+@builtin
+def full(shape, value, dtype):
+    b = _builder()
+    dt = _unwrap(dtype)
+    return b.wrap(b.c.full(_shape(shape), _opnd(value), dt.code))
+
+
+@builtin
+def zeros(shape, dtype):
+    return full(shape, 0, dtype)
+
+
+@builtin
+def zeros_like(input):
+    return full(input.shape, 0, input.dtype)
+
+
+@builtin
+def full_like(input, value, dtype=None):
+    return full(input.shape, value, dtype if dtype is not None else input.dtype)
+
+
+@builtin
+def splat(value, shape):
+    b = _builder()
+    return b.wrap(b.c.splat(_to_tensor(value).handle, _shape(shape)))
+
+
+@_member
+@builtin
+def broadcast_to(input, *shape):
+    shape = shape[0] if len(shape) == 1 and isinstance(_unwrap(shape[0]), (list, tuple)) else shape
+    b = _builder()
+    return b.wrap(b.c.broadcast_to(_to_tensor(input).handle, _shape(shape)))
+
+
+@builtin
+def broadcast(input, other):
+    x, y = _to_tensor(input), _to_tensor(other)
+    shape = []
+    xs, ys = [int(s) for s in x.shape], [int(s) for s in y.shape]
+    n = max(len(xs), len(ys))
+    xs, ys = [1] * (n - len(xs)) + xs, [1] * (n - len(ys)) + ys
+    for a, c in zip(xs, ys):
+        shape.append(c if a == 1 else a)
+    return broadcast_to(x, shape), broadcast_to(y, shape)
+
+
+@_member
+@builtin
+def expand_dims(input, axis):
+    b = _builder()
+    x = _to_tensor(input)
+    axes = _unwrap(axis)
+    axes = list(axes) if isinstance(axes, (list, tuple)) else [axes]
+    for a in sorted(int(_unwrap(a)) for a in axes):
+        x = b.wrap(b.c.expand_dims(x.handle, a))
+    return x
+
+
+@_member
+@builtin
+def reshape(input, *shape, can_reorder=False):
+    shape = shape[0] if len(shape) == 1 and isinstance(_unwrap(shape[0]), (list, tuple)) else shape
+    b = _builder()
+    return b.wrap(b.c.reshape(_to_tensor(input).handle, _shape(shape), bool(_unwrap(can_reorder))))
+
+
+@_member
+@builtin
+def view(input, *shape):
+    return reshape(input, *shape, can_reorder=True)
+
+
+@_member
+@builtin
+def ravel(x, can_reorder=False):
+    return reshape(x, [x.numel.value], can_reorder=can_reorder)
+
+
+@_member
+@builtin
+def permute(input, *dims):
+    dims = dims[0] if len(dims) == 1 and isinstance(_unwrap(dims[0]), (list, tuple)) else dims
+    b = _builder()
+    return b.wrap(b.c.permute(_to_tensor(input).handle, [int(_unwrap(d)) for d in dims]))
+
+
+@_member
+@builtin
+def trans(input, *dims):
+    x = _to_tensor(input)
+    if not dims:
+        n = len(x.shape)
+        dims = list(range(n))[:-2] + [n - 1, n - 2] if n >= 2 else [0]
+    return permute(x, *dims)
+
+
+@builtin
+def cat(input, other, can_reorder=False):
+    b = _builder()
+    return b.wrap(b.c.cat(_to_tensor(input).handle, _to_tensor(other).handle, bool(_unwrap(can_reorder))))
+
+
+@builtin
+def join(a, b_):
+    b = _builder()
+    return b.wrap(b.c.join(_to_tensor(a).handle, _to_tensor(b_).handle))
+
+
+@_member
+@builtin
+def split(a):
+    b = _builder()
+    r0, r1 = b.c.split(_to_tensor(a).handle)
+    return b.wrap(r0), b.wrap(r1)
+
+
+# ---- casts and arithmetic ------------------------------------------------------------------
+
+@builtin
+def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):
+    b = _builder()
+    dt = _unwrap(dtype)
+    if isinstance(dt, str):
+        dt = str_to_ty(dt)
+    rnd = _unwrap(fp_downcast_rounding)
+    r = {None: 0, "rtz": 1, "rtne": 2}.get(rnd)
+    if r is None:
+        raise ValueError(f"fp_downcast_rounding must be 'rtne' or 'rtz', got {rnd!r}")
+    return b.wrap(b.c.cast(_opnd(input), dt.to_ir(b), bool(_unwrap(bitcast)), r))
+
+
+@builtin
+def where(condition, x, y):
+    b = _builder()
+    return b.wrap(b.c.where(_opnd(condition), _opnd(x), _opnd(y)))
+
+
+class PropagateNan:
+    NONE = 0
+    ALL = 0xFFFF
+
+
+@builtin
+def maximum(x, y, propagate_nan=PropagateNan.NONE):
+    return _binop(_MAXNAN if _unwrap(propagate_nan) == PropagateNan.ALL else _MAX, x, y)
+
+
+@builtin
+def minimum(x, y, propagate_nan=PropagateNan.NONE):
+    return _binop(_MINNAN if _unwrap(propagate_nan) == PropagateNan.ALL else _MIN, x, y)
+
+
+@builtin
+def clamp(x, min, max, propagate_nan=PropagateNan.NONE):
+    b = _builder()
+    return b.wrap(b.c.clamp(_opnd(x), _opnd(min), _opnd(max), _unwrap(propagate_nan) == PropagateNan.ALL))
+
+
+@builtin
+def fma(x, y, z):
+    b = _builder()
+    return b.wrap(b.c.fma(_opnd(x), _opnd(y), _opnd(z)))
+
+
+@builtin
+def fdiv(x, y, ieee_rounding=False):
+    return _binop(_FDIV, x, y)
+
+
+@builtin
+def div_rn(x, y):
+    return _binop(_FDIV, x, y)
+
+
+@builtin
+def umulhi(x, y):
+    return _binop(_UMULHI, x, y)
+
+
+def _math1(name, doc=None):
+    @builtin
+    def f(x, _name=name):
+        b = _builder()
+        return b.wrap(b.c.math(_name, _opnd(x)))
+    f.__name__ = name
+    f.__qualname__ = name
+    f.__doc__ = doc or f"Element-wise {name}."
+    return f
+
+
+exp = _member(_math1("exp"))
+exp2 = _member(_math1("exp2"))
+log = _member(_math1("log"))
+log2 = _member(_math1("log2"))
+sqrt = _member(_math1("sqrt"))
+sqrt_rn = _math1("sqrt_rn")
+rsqrt = _member(_math1("rsqrt"))
+sin = _member(_math1("sin"))
+cos = _member(_math1("cos"))
+erf = _member(_math1("erf"))
+tanh = _member(_math1("tanh"))
+floor = _member(_math1("floor"))
+ceil = _member(_math1("ceil"))
+sigmoid = _member(_math1("sigmoid"))
+abs = _member(_math1("abs"))  # noqa: A001  (upstream name)
+
+
+@builtin
+def cdiv(x, div):
+    x, div = _unwrap(x), _unwrap(div)
+    if not isinstance(x, tensor) and not isinstance(div, tensor):
+        return (x + div - 1) // div
+    return (x + div - 1) // div
+
+
+@_member
+@builtin
+def softmax(x, ieee_rounding=False):
+    z = x - max(x, 0)
+    num = exp(z)
+    den = sum(num, 0)
+    return fdiv(num, den, ieee_rounding)
+
+
+# ---- memory ------------------------------------------------------------------------------------
+
+_PADDING = {"": 0, None: 0, "zero": 1, "nan": 2, "neg_inf": 3, "inf": 4}
+_CACHE = {"": 0, None: 0, ".ca": 1, ".cg": 2, ".cv": 3, ".wb": 4, ".cs": 5, ".wt": 6}
+_EVICT = {"": 0, None: 0, "evict_normal": 0, "evict_first": 1, "evict_last": 2}
+
+
+def _bc(boundary_check):
+    bc = _unwrap(boundary_check)
+    if bc is None:
+        return ()
+    if isinstance(bc, int):
+        return (bc,)
+    return tuple(int(_unwrap(x)) for x in bc)
+
+
+@builtin
+def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
+         eviction_policy="", volatile=False):
+    b = _builder()
+    mask, other = _unwrap(mask), _unwrap(other)
+    pad = _unwrap(padding_option)
+    if pad not in _PADDING:
+        raise ValueError(f"Padding option must be one of {', '.join(repr(k) for k in _PADDING if k)}, got {pad!r}")
+    m = _to_tensor(mask).handle if mask is not None else None
+    o = _opnd(other) if other is not None else None
+    return b.wrap(b.c.load(_to_tensor(pointer).handle, m, o, _bc(boundary_check), _PADDING[pad],
+                           _CACHE.get(_unwrap(cache_modifier), 0), _EVICT.get(_unwrap(eviction_policy), 0),
+                           bool(_unwrap(volatile))))
+
+
+@builtin
+def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy=""):
+    b = _builder()
+    mask = _unwrap(mask)
+    m = _to_tensor(mask).handle if mask is not None else None
+    b.c.store(_to_tensor(pointer).handle, _opnd(value), m, _bc(boundary_check),
+              _CACHE.get(_unwrap(cache_modifier), 0), _EVICT.get(_unwrap(eviction_policy), 0))
+
+
+@builtin
+def make_block_ptr(base, shape, strides, offsets, block_shape, order):
+    b = _builder()
+    seq = lambda v: [_opnd(x) for x in (_unwrap(v) if isinstance(_unwrap(v), (list, tuple)) else [v])]  # noqa: E731
+    bs = _shape(block_shape)
+    order = _unwrap(order)
+    order = [int(_unwrap(o)) for o in (order if isinstance(order, (list, tuple)) else [order])]
+    return b.wrap(b.c.make_block_ptr(_opnd(base), seq(shape), seq(strides), seq(offsets), bs, order))
+
+
+@_member
+@builtin
+def advance(base, offsets):
+    b = _builder()
+    offs = _unwrap(offsets)
+    offs = offs if isinstance(offs, (list, tuple)) else [offs]
+    return b.wrap(b.c.advance(_to_tensor(base).handle, [_opnd(o) for o in offs]))
+
+
+def _atomic(kind):
+    @builtin
+    def f(pointer, val, mask=None, sem=None, scope=None):
+        b = _builder()
+        mask = _unwrap(mask)
+        m = _to_tensor(mask).handle if mask is not None else None
+        return b.wrap(b.c.atomic_rmw(kind, _to_tensor(pointer).handle, _opnd(val), m, _unwrap(sem) or "",
+                                     _unwrap(scope) or ""))
+    f.__name__ = f"atomic_{kind}"
+    return f
+
+
+atomic_add = _atomic("add")
+atomic_max = _atomic("max")
+atomic_min = _atomic("min")
+atomic_and = _atomic("and")
+atomic_or = _atomic("or")
+atomic_xor = _atomic("xor")
+atomic_xchg = _atomic("xchg")
+
+
+@builtin
+def atomic_cas(pointer, cmp, val, sem=None, scope=None):
+    b = _builder()
+    return b.wrap(b.c.atomic_cas(_to_tensor(pointer).handle, _opnd(cmp), _opnd(val), _unwrap(sem) or "",
+                                 _unwrap(scope) or ""))
+
+
+# ---- compute --------------------------------------------------------------------------------------
+
+@builtin
+def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
+        out_dtype=float32):
+    b = _builder()
+    acc = _unwrap(acc)
+    prec = {None: 0, "ieee": 0, "tf32": 1, "tf32x3": 2}.get(_unwrap(input_precision), 0)
+    od = _unwrap(out_dtype)
+    return b.wrap(b.c.dot(_to_tensor(input).handle, _to_tensor(other).handle,
+                          _to_tensor(acc).handle if acc is not None else None, od.code if od else -1, prec,
+                          _unwrap(max_num_imprecise_acc) or 0))
+
+
+# IrReduceKind codes (compiler.h ORDER)
+_RED_SUM, _RED_MAX, _RED_MIN, _RED_ARGMAX, _RED_ARGMIN, _RED_XOR, _RED_PROD, _RED_AND, _RED_OR = range(9)
+
+
+def _reduce_builtin(kind, input, axis, keep_dims, dtype=None):
+    b = _builder()
+    axis = _unwrap(axis)
+    dt = _unwrap(dtype)
+    return b.wrap(b.c.reduce(kind, _to_tensor(input).handle, axis, bool(_unwrap(keep_dims)),
+                             dt.code if dt is not None else -1))
+
+
+@_member
+@builtin
+def sum(input, axis=None, keep_dims=False, dtype=None):  # noqa: A001
+    return _reduce_builtin(_RED_SUM, input, axis, keep_dims, dtype)
+
+
+@_member
+@builtin
+def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):  # noqa: A001
+    if _unwrap(return_indices):
+        return (_reduce_builtin(_RED_MAX, input, axis, keep_dims),
+                _reduce_builtin(_RED_ARGMAX, input, axis, keep_dims))
+    return _reduce_builtin(_RED_MAX, input, axis, keep_dims)
+
+
+@_member
+@builtin
+def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):  # noqa: A001
+    if _unwrap(return_indices):
+        return (_reduce_builtin(_RED_MIN, input, axis, keep_dims),
+                _reduce_builtin(_RED_ARGMIN, input, axis, keep_dims))
+    return _reduce_builtin(_RED_MIN, input, axis, keep_dims)
+
+
+@_member
+@builtin
+def argmax(input, axis, tie_break_left=True, keep_dims=False):
+    return _reduce_builtin(_RED_ARGMAX, input, axis, keep_dims)
+
+
+@_member
+@builtin
+def argmin(input, axis, tie_break_left=True, keep_dims=False):
+    return _reduce_builtin(_RED_ARGMIN, input, axis, keep_dims)
+
+
+@_member
+@builtin
+def xor_sum(input, axis=None, keep_dims=False):
+    return _reduce_builtin(_RED_XOR, input, axis, keep_dims)
+
+
+@builtin
+def reduce_or(input, axis=None, keep_dims=False):
+    return _reduce_builtin(_RED_OR, input, axis, keep_dims)
+
+
+@builtin
+def reduce_and(input, axis=None, keep_dims=False):
+    return _reduce_builtin(_RED_AND, input, axis, keep_dims)
+
+
+# ---- debugging and hints ----------------------------------------------------------------------------
+
+@builtin
+def static_assert(cond, msg=""):
+    if not _unwrap(cond):
+        raise AssertionError(f"Static assert failed: {_unwrap(msg)}" if _unwrap(msg) else "Static assert failed")
+
+
+@builtin
+def static_print(*values, sep=" ", end="\n", file=None, flush=False):
+    print(*[_unwrap(v) for v in values], sep=sep, end=end, file=file, flush=flush)
+
+
+@builtin
+def device_print(prefix, *args, hex=False):
+    b = _builder()
+    b.c.print(str(_unwrap(prefix)), bool(_unwrap(hex)), [_to_tensor(a).handle for a in args])
+
+
+@builtin
+def device_assert(cond, msg="", mask=None):
+    b = _builder()
+    b.c.assert_(_to_tensor(cond).handle, str(_unwrap(msg)))
+
+
+@builtin
+def multiple_of(input, values):
+    return input
+
+
+@builtin
+def max_contiguous(input, values):
+    return input
+
+
+@builtin
+def max_constancy(input, values):
+    return input
+
+
+@builtin
+def assume(cond):
+    return None
+
+
+@builtin
+def debug_barrier():
+    return None
+
+
+# ---- iterators (the code generator turns them into scf.for) -----------------------------------------
+
+class range:  # noqa: A001  (upstream name)
+    """tl.range(start, end, step, num_stages=None, loop_unroll_factor=None, ...)."""
+
+    def __init__(self, arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None,
+                 disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False, disable_licm=False):
+        if arg2 is None:
+            self.start, self.end = constexpr(0), arg1
+        else:
+            self.start, self.end = arg1, arg2
+        self.step = step if step is not None else constexpr(1)
+        self.num_stages = num_stages
+        self.loop_unroll_factor = loop_unroll_factor
+
+
+class static_range:
+    """Fully unrolled loop over constexpr bounds."""
+
+    def __init__(self, arg1, arg2=None, step=None):
+        if arg2 is None:
+            self.start, self.end = 0, _unwrap(arg1)
+        else:
+            self.start, self.end = _unwrap(arg1), _unwrap(arg2)
+        self.step = _unwrap(step) if step is not None else 1
+        for v in (self.start, self.end, self.step):
+            if not isinstance(v, int):
+                raise TypeError("static_range bounds must be constexpr ints")
+
+
+# ---- reduce / scan with user combine functions (driven by the code generator) -----------------------
+
+@builtin
+def reduce(input, axis, combine_fn, keep_dims=False):
+    from triton.compiler.code_generator import _call_combine
+    return _call_combine("reduce", input, axis, combine_fn, keep_dims=keep_dims)
+
+
+@builtin
+def associative_scan(input, axis, combine_fn, reverse=False):
+    from triton.compiler.code_generator import _call_combine
+    return _call_combine("scan", input, axis, combine_fn, reverse=reverse)
+
+
+@_member
+@builtin
+def cumsum(input, axis=0, reverse=False, dtype=None):
+    raise NotImplementedError("tl.cumsum is not supported by the CPU backend yet")
+
+
+def is_builtin(fn) -> bool:
+    return getattr(fn, "__triton_builtin__", False)

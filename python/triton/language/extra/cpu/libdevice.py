@@ -1,0 +1,53 @@
+"""libdevice for CPUs (spine-triton's triton.language.extra.cpu.libdevice).
+
+Every function lowers to Tritium's own vectorised math (compiler/src/lo_math.c);
+unlike spine-triton at HEAD, acos/asin/.../tan all work.
+"""
+from triton.language.core import (  # noqa: F401
+    _binop, _ATAN2, _POW, _math1, builtin, cos, erf, exp, exp2, floor, ceil, log, log2, rsqrt, sin, sqrt, tanh,
+    abs, div_rn, fdiv,
+)
+from triton.language.math import (  # noqa: F401
+    acos, acosh, asin, asinh, atan, atanh, cbrt, cosh, expm1, isnan, isinf, isfinited, finitef, log10, log1p,
+    rint, round, sinh, tan, trunc,
+)
+from triton.language import core as _core
+
+
+@builtin
+def pow(x, y):  # noqa: A001
+    return _binop(_POW, x, y)
+
+
+@builtin
+def atan2(y, x):
+    return _binop(_ATAN2, y, x)
+
+
+@builtin
+def fmod(x, y):
+    q = _core.cast(_core.cast(x / y, _core.int64), _core._to_tensor(x).dtype)
+    return x - q * y
+
+
+div_rz = div_rd = div_ru = div_rn
+
+
+@builtin
+def gelu_none(x):
+    return 0.5 * x * (1.0 + erf(x * 0.7071067811865476))
+
+
+@builtin
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + tanh(0.7978845608028654 * x * (1.0 + 0.044715 * x * x)))
+
+
+@builtin
+def silu(x):
+    return x / (1.0 + exp(0.0 - x))
+
+
+@builtin
+def relu(x):
+    return _core.maximum(x, 0.0)

@@ -1,0 +1,230 @@
+"""@triton.jit and JITFunction.
+
+JITFunction extends the C type triton._C.tritium.Kernel, which binds launch
+arguments, keys specialisations and launches without running Python code once a
+specialisation is compiled. On a miss, the C launcher calls `_compile_spec` here.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import inspect
+import os
+import re
+import textwrap
+
+from triton._C import tritium as _C
+from triton.language import core as tl
+
+# slot kinds of py_launch.c (ORDER SK)
+SLOT_CODES = {"constexpr": 0, "ptr": 1, "i1": 2, "i32": 5, "i64": 6, "u64": 6, "fp32": 9}
+
+
+class KernelParam:
+    def __init__(self, num, param: inspect.Parameter, do_not_specialize, dns_align):
+        self.num = num
+        self.name = param.name
+        self._param = param
+        ann = param.annotation
+        self.annotation = ann
+        self.is_constexpr = (ann is tl.constexpr or (isinstance(ann, str) and ann.split(".")[-1] == "constexpr"))
+        self.do_not_specialize = do_not_specialize
+        self.do_not_specialize_on_alignment = dns_align
+        self.default = param.default
+        self.has_default = param.default is not inspect.Parameter.empty
+
+
+def _register_torch_dtypes():
+    """Tells the C launcher which tensor dtype objects map to which dtype codes."""
+    m = {}
+    codes = {"bool": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "uint8": 5, "uint16": 6, "uint32": 7,
+             "uint64": 8, "float16": 9, "bfloat16": 10, "float32": 11, "float64": 12}
+    try:
+        import torch
+        for name, code in codes.items():
+            t = getattr(torch, name, None)
+            if t is not None:
+                m[t] = code
+    except ImportError:
+        pass
+    try:
+        import numpy as np
+        for name, code in codes.items():
+            if name == "bfloat16":
+                continue
+            m[np.dtype(name if name != "bool" else "bool")] = code
+            m[str(np.dtype(name if name != "bool" else "bool"))] = code
+    except ImportError:
+        pass
+    for d in tl._DTYPES:
+        m[d] = d.code
+    _C.set_dtype_map(m)
+
+
+class JITFunction(_C.Kernel):
+    """A kernel (or a helper called from kernels) decorated with @triton.jit."""
+
+    def __init__(self, fn, version=None, do_not_specialize=None, do_not_specialize_on_alignment=None, debug=None,
+                 noinline=None, repr=None, launch_metadata=None):
+        self.fn = fn
+        self.module = fn.__module__
+        self.version = version
+        sig = inspect.signature(fn)
+        dns = set(do_not_specialize or ())
+        dnsa = set(do_not_specialize_on_alignment or ())
+        names = list(sig.parameters)
+        dns = {names[d] if isinstance(d, int) else d for d in dns}
+        dnsa = {names[d] if isinstance(d, int) else d for d in dnsa}
+        self.params = [KernelParam(i, p, p.name in dns, p.name in dnsa) for i, p in enumerate(sig.parameters.values())]
+        self.arg_names = [p.name for p in self.params]
+        self.constexprs = [p.num for p in self.params if p.is_constexpr]
+        self.debug = debug
+        self.noinline = noinline
+        self._repr = repr
+        self.launch_metadata = launch_metadata
+        super().__init__(fn.__name__, self.arg_names, [p.is_constexpr for p in self.params],
+                         [p.do_not_specialize for p in self.params],
+                         [p.default if p.has_default else ... for p in self.params])
+        # source, starting at the `def` line (decorators stripped), for AST and errors
+        try:
+            lines, start = inspect.getsourcelines(fn)
+            src = textwrap.dedent("".join(lines))
+            m = re.search(r"^def\s+\w+\s*\(", src, re.MULTILINE)
+            off = src[:m.start()].count("\n") if m else 0
+            self.src = src[m.start():] if m else src
+            self.def_line = start + off
+        except (OSError, TypeError):
+            self.src, self.def_line = "", 1
+        self.file = inspect.getsourcefile(fn) or "<unknown>"
+        self._tree = None
+        self._hash = None
+        self.__doc__ = fn.__doc__
+        self.__name__ = fn.__name__
+        self.__qualname__ = fn.__qualname__
+        self.__module__ = fn.__module__
+        self.__globals__ = fn.__globals__
+        self.__wrapped__ = fn
+
+    # ---- source and identity -------------------------------------------------------------
+
+    def parse(self):
+        if self._tree is None:
+            if not self.src:
+                raise RuntimeError(f"cannot read the source of {self.__name__}")
+            self._tree = ast.parse(self.src)
+        return self._tree
+
+    @property
+    def cache_key(self):
+        """sha256 of the source, of every @jit function it calls and of the constexpr
+        globals it reads."""
+        if self._hash is None:
+            h = hashlib.sha256(self.src.encode())
+            h.update(str(self.def_line).encode())
+            try:
+                names = {n.id for n in ast.walk(self.parse()) if isinstance(n, ast.Name)}
+                names |= {n.value.id for n in ast.walk(self.parse())
+                          if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+            except SyntaxError:
+                names = set()
+            self._hash = "pending"
+            for name in sorted(names):
+                v = self.fn.__globals__.get(name)
+                if isinstance(v, JITFunction) and v is not self:
+                    key = v.cache_key
+                    h.update(f"{name}:{key}".encode())
+                elif isinstance(v, (int, float, bool, str)) or isinstance(v, tl.constexpr):
+                    h.update(f"{name}={tl._unwrap(v)!r}".encode())
+            self._hash = h.hexdigest()
+        return self._hash
+
+    def __repr__(self):
+        return f"JITFunction({self.module}:{self.fn.__qualname__})"
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("Cannot call @triton.jit'd outside of the scope of a kernel")
+
+    # ---- launching --------------------------------------------------------------------------
+
+    def _compile_spec(self, spec, bound):
+        from triton.compiler.compiler import compile_specialization
+        return compile_specialization(self, spec, bound)
+
+    def run(self, *args, grid, warmup=False, **kwargs):
+        if warmup:
+            return self.warmup(*args, grid=grid, **kwargs)
+        return self._launch(grid, *args, **kwargs)
+
+    def warmup(self, *args, grid=None, **kwargs):
+        from triton.compiler.compiler import CompiledKernel
+        return CompiledKernel(self._specialization(*args, **kwargs), self)
+
+    # ---- inlining (calls from other kernels) -----------------------------------------------
+
+    def bind_for_inline(self, args, kwargs):
+        scope = {}
+        if len(args) > len(self.params):
+            raise TypeError(f"{self.__name__}() takes {len(self.params)} arguments but {len(args)} were given")
+        for p, a in zip(self.params, args):
+            scope[p.name] = tl.constexpr(a) if p.is_constexpr and not isinstance(a, tl.tensor) else a
+        for k, v in kwargs.items():
+            if k not in self.arg_names:
+                raise TypeError(f"{self.__name__}() got an unexpected keyword argument '{k}'")
+            if k in scope:
+                raise TypeError(f"{self.__name__}() got multiple values for argument '{k}'")
+            p = self.params[self.arg_names.index(k)]
+            scope[k] = tl.constexpr(v) if p.is_constexpr and not isinstance(v, tl.tensor) else v
+        for p in self.params:
+            if p.name not in scope:
+                if not p.has_default:
+                    raise TypeError(f"{self.__name__}() missing a required argument: '{p.name}'")
+                scope[p.name] = tl.constexpr(p.default) if p.is_constexpr else p.default
+        return scope
+
+
+def jit(fn=None, *, version=None, repr=None, launch_metadata=None, do_not_specialize=None,
+        do_not_specialize_on_alignment=None, debug=None, noinline=None):
+    """Decorator for Triton kernels: `@triton.jit` or `@triton.jit(...)`."""
+
+    def decorator(f):
+        return JITFunction(f, version=version, do_not_specialize=do_not_specialize,
+                           do_not_specialize_on_alignment=do_not_specialize_on_alignment, debug=debug,
+                           noinline=noinline, repr=repr, launch_metadata=launch_metadata)
+
+    if fn is not None:
+        return decorator(fn)
+    return decorator
+
+
+class TensorWrapper:
+    """A tensor viewed with another dtype (triton.reinterpret)."""
+
+    def __init__(self, base, dtype):
+        self.dtype = dtype
+        self.base = base
+        self.data = base.data if hasattr(base, "data") else None
+        self.device = getattr(base, "device", "cpu")
+        self.shape = base.shape
+
+    def data_ptr(self):
+        return self.base.data_ptr()
+
+    def stride(self, i=None):
+        return self.base.stride(i) if i is not None else self.base.stride()
+
+    def numel(self):
+        return self.base.numel()
+
+    def element_size(self):
+        return self.dtype.primitive_bitwidth // 8
+
+
+def reinterpret(tensor, dtype):
+    if isinstance(tensor, TensorWrapper):
+        if dtype == tensor.base.dtype:
+            return tensor.base
+        return TensorWrapper(tensor.base, dtype)
+    if hasattr(tensor, "data_ptr"):
+        return TensorWrapper(tensor, dtype)
+    raise TypeError(f"Cannot reinterpret a {type(tensor)}.")
