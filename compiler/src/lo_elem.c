@@ -284,6 +284,8 @@ typedef struct Gen {
     unsigned idx[IR_MAX_RANK]; /* absolute tile index (index type) per iteration dim */
     int full_rank;             /* iteration rank (== it->rank, + reduction dims) */
     int main_scope, body_scope;/* memoised SSA inside the body must not leak out */
+    IrRef out_val;             /* IR value whose tensor is the outs operand (in-place update) */
+    unsigned out_arg;          /* its element: the generic's output block argument */
 } Gen;
 
 static uint64_t
@@ -561,6 +563,13 @@ eval(Gen *g, IrRef v, const int8_t *dm)
     if (r == 0)
         return lo_scalar(c, v);
     uint64_t key = dm_key(dm, r);
+    if (v == g->out_val) { /* reading the tile being updated in place: the out element */
+        bool ident = true;
+        for (int k = 0; k < r; k++)
+            ident &= dm[k] == k;
+        if (ident && r == g->it->rank)
+            return g->out_arg;
+    }
     for (int i = 0; i < g->nmemo; i++)
         if (g->memo[i].v == v && g->memo[i].key == key)
             return g->memo[i].ssa;
@@ -737,8 +746,11 @@ iter_types(int rank, int red_dim, char *buf, size_t cap)
         n += (size_t)snprintf(buf + n, cap - n, "%s\"%s\"", d ? ", " : "", d == red_dim ? "reduction" : "parallel");
 }
 
-unsigned
-lo_generic_store(LoCtx *c, const LoIter *it, IrRef v, unsigned outs, const char *outs_type)
+/* Emits the generic computing v over 'it' into 'outs' (0: a new tensor.empty).
+ * When outs is the tensor of IR value 'out_val', reads of out_val at the same
+ * index use the output block argument, which keeps the update in place. */
+static unsigned
+generic_store(LoCtx *c, const LoIter *it, IrRef v, unsigned outs, const char *outs_type, IrRef out_val)
 {
     IrType vt = c->f->vals[v].type;
     IrType et = ir_type_elem(c->m, vt);
@@ -757,6 +769,9 @@ lo_generic_store(LoCtx *c, const LoIter *it, IrRef v, unsigned outs, const char 
     }
     Gen g;
     gen_init(&g, c, it, it->rank);
+    unsigned res = lo_fresh(c->out);
+    g.out_arg = lo_fresh(c->out);
+    g.out_val = is_i1 ? IR_NONE : out_val;
     to_body(&g);
     int8_t dm[IR_MAX_RANK];
     for (int d = 0; d < it->rank; d++)
@@ -766,15 +781,26 @@ lo_generic_store(LoCtx *c, const LoIter *it, IrRef v, unsigned outs, const char 
         r = lo_emit(&g.body, "arith.extui %%v%u : i1 to i8", r);
     lo_line(&g.body, "linalg.yield %%v%u : %s", r, elem);
     to_main(&g);
-    unsigned res = lo_fresh(c->out), out_arg = lo_fresh(c->out);
     char iters[256], omap[160], outs_s[32];
     iter_types(it->rank, -1, iters, sizeof iters);
     map_text(it->rank, it->rank, dm, omap, sizeof omap);
     snprintf(outs_s, sizeof outs_s, "%%v%u", outs);
-    emit_generic(&g, res, iters, outs_s, outs_type, omap, out_arg, elem, NULL);
+    emit_generic(&g, res, iters, outs_s, outs_type, omap, g.out_arg, elem, NULL);
     lo_line(c->out, "} -> %s", outs_type);
     lo_buf_fini(&g.body);
     return res;
+}
+
+unsigned
+lo_generic_store(LoCtx *c, const LoIter *it, IrRef v, unsigned outs, const char *outs_type)
+{
+    return generic_store(c, it, v, outs, outs_type, IR_NONE);
+}
+
+unsigned
+lo_generic_update(LoCtx *c, const LoIter *it, IrRef v, IrRef dest_val, unsigned outs, const char *outs_type)
+{
+    return generic_store(c, it, v, outs, outs_type, dest_val);
 }
 
 unsigned

@@ -164,6 +164,8 @@ typedef struct LoIter {
  * 'outs' (SSA of a tensor of the region shape; 0 = tensor.empty). Returns the
  * result tensor SSA. */
 unsigned lo_generic_store(LoCtx *c, const LoIter *it, IrRef v, unsigned outs, const char *outs_type);
+/* Same, updating the tensor of IR value dest_val (outs) in place. */
+unsigned lo_generic_update(LoCtx *c, const LoIter *it, IrRef v, IrRef dest_val, unsigned outs, const char *outs_type);
 /* Region -> iteration space of a tile shape. */
 void lo_iter_from_region(LoCtx *c, const Region *r, int rank, const int64_t *shape, LoIter *it);
 

@@ -414,6 +414,7 @@ lower_for(LoCtx *c, IrOp *op)
     lo_scope_pop(c, saved);
     if (rc < 0)
         return -1;
+    lo_line(c->out, "}");
     int m = 0;
     for (int i = 0; i < ninit; i++)
         if (bind_carried(c, op->res[i], op->args[3 + i], res, &m) < 0)
@@ -437,6 +438,24 @@ lower_yield(LoCtx *c, IrOp *op)
             like = parent->args[i];
         if (like && check_carried(c, like, op->args[i], op->loc) < 0)
             return -1;
+        /* a loop-carried tile computed element-wise is written into its own iter arg,
+         * so bufferization updates it in place instead of allocating per iteration */
+        IrRef y = op->args[i];
+        LoVal *yl = &c->vals[y];
+        if (parent && parent->opc == IR_FOR && yl->kind == LV_LAZY && !(yl->ssa && lo_scope_visible(c, yl->scope)) &&
+            carry_kind(c, y) == CV_TENSOR && ir_type_dtype(c->m, c->f->vals[y].type) != IR_I1) {
+            IrRef arg = parent->regs[0]->args[1 + i];
+            LoVal *al = &c->vals[arg];
+            if (al->kind == LV_TENSOR) {
+                char tt[200];
+                IrType t = c->f->vals[y].type;
+                LoIter it;
+                lo_iter_from_region(c, NULL, ir_type_rank(c->m, t), ir_type_shape(c->m, t), &it);
+                lo_tensor_type(c, t, tt, sizeof tt);
+                yl->ssa = lo_generic_update(c, &it, y, arg, al->ssa, tt);
+                yl->scope = c->scope;
+            }
+        }
         if (n + 8 > MAX_CARRY || carry_values(c, op->args[i], vals, types, &n, op->loc) < 0)
             return -1;
     }

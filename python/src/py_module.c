@@ -5,18 +5,27 @@
 #include "py_int.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 
 PyObject *py_BuilderError;
 
 PyObject *
 py_err(PyObject *type, const char *fmt, ...)
 {
-    char msg[2048];
-    va_list ap;
+    va_list ap, ap2;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
+    char *msg = malloc((size_t)n + 1);
+    if (!msg) {
+        va_end(ap2);
+        return PyErr_NoMemory();
+    }
+    vsnprintf(msg, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
     PyErr_SetString(type, msg);
+    free(msg);
     return NULL;
 }
 
