@@ -1,0 +1,105 @@
+/*
+ * rt_int.h — runtime internals shared by the files of runtime/src; not installed.
+ *
+ * Groups each file's cross-file exports under a comment naming the file, so this header
+ * is also the index of the module.
+ */
+#ifndef RT_INT_H
+#define RT_INT_H
+
+#include "runtime.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define RT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define RT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+
+/* Longest key or file name accepted (bytes). */
+#define RT_NAME_MAX 200
+/* The manifest's file name inside an entry, and its format tag. */
+#define RT_MANIFEST_NAME "manifest.json"
+#define RT_MANIFEST_FORMAT "tritium-cache/1"
+
+/* rt_util.c */
+int rt_fail(int err, const char *fmt, ...) RT_PRINTF(2, 3);
+void rt_log(const char *fmt, ...) RT_PRINTF(1, 2);
+void rt_warn(const char *fmt, ...) RT_PRINTF(1, 2);
+int rt_env_flag(const char *name);
+void *rt_xmalloc(size_t n);
+void *rt_xcalloc(size_t n, size_t size);
+char *rt_xstrdup(const char *s);
+char *rt_xasprintf(const char *fmt, ...) RT_PRINTF(1, 2);
+int rt_name_ok(const char *s);
+
+/* rt_hash.c — XXH64 (seed 0), streaming. */
+typedef struct RtHash {
+    uint64_t v[4];
+    uint64_t total;
+    unsigned char buf[32];
+    size_t nbuf;
+} RtHash;
+void rt_hash_init(RtHash *h);
+void rt_hash_update(RtHash *h, const void *p, size_t n);
+uint64_t rt_hash_final(const RtHash *h);
+uint64_t rt_hash64(const void *p, size_t n);
+
+/* rt_fs.c */
+int rt_fs_mkdirs(const char *path, mode_t mode);
+int rt_fs_remove_tree(const char *path);
+int rt_fs_write(const char *path, const void *data, size_t len, uint64_t *hash);
+int rt_fs_move_in(const char *src, const char *dst, uint64_t *size, uint64_t *hash);
+int rt_fs_hash(const char *path, uint64_t max, uint64_t *size, uint64_t *hash);
+int rt_fs_read(const char *path, size_t max, char **out, size_t *len);
+int rt_fs_sync_dir(const char *path);
+
+/* rt_manifest.c */
+typedef struct RtManFile {
+    char *name;
+    RtFileRole role;
+    uint64_t size;
+    uint64_t hash;
+} RtManFile;
+
+typedef struct RtManifest {
+    RtManFile *files;
+    size_t nfiles;
+} RtManifest;
+
+char *rt_manifest_print(const RtManifest *m, const char *key);
+int rt_manifest_parse(RtManifest *m, const char *text, size_t len, const char *key, char *why,
+                      size_t whylen);
+void rt_manifest_fini(RtManifest *m);
+const char *rt_role_name(RtFileRole role);
+
+/* rt_cache.c — helpers shared with rt_store.c. */
+struct RtCacheEntry {
+    char *key;
+    char *dir;
+    RtManifest man;
+    char **paths;    /* one per manifest file */
+    char *metadata;  /* NUL-terminated contents of the METADATA file, or NULL */
+    size_t metadata_len;
+};
+int rt_cache_key_dir(const char *key, char **root, char **dir);
+int rt_cache_verify(const char *dir, const char *key, RtCacheEntry **out, RtCacheCheck *why);
+RtCacheEntry *rt_cache_entry_new(const char *dir, const char *key, RtManifest *man);
+const char *rt_cache_entry_label(const RtCacheEntry *e);
+
+/* rt_omp.c — the OpenMP runtime in use (valid once rt_omp_ready is set). */
+typedef void (*RtOmpParallelFn)(void (*fn)(void *), void *data, unsigned nthreads,
+                                unsigned flags);
+typedef struct RtOmp {
+    RtOmpParallelFn parallel; /* GOMP_parallel; NULL: run serially */
+    int (*thread_num)(void);  /* omp_get_thread_num */
+    int (*num_threads)(void); /* omp_get_num_threads */
+} RtOmp;
+extern RtOmp rt_omp;
+extern _Atomic int rt_omp_ready;       /* set (release) once rt_omp is final */
+extern _Atomic int rt_default_threads; /* >= 1 once rt_threads_default() ran */
+extern _Atomic int rt_omp_forked;      /* set in forked children: launch serially */
+
+#endif /* RT_INT_H */

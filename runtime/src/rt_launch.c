@@ -1,0 +1,162 @@
+/*
+ * rt_launch.c — runs a kernel over its grid: inline for one program or one thread,
+ * otherwise one OpenMP parallel region with a static schedule.
+ *
+ * Programs are numbered x fastest, then y, then z; thread t of T gets the contiguous
+ * range [t*q + min(t, r), ...) of q or q+1 programs (q = n / T, r = n % T), the same
+ * split as `omp for schedule(static)`. The team is whatever GOMP_parallel delivers
+ * (fewer threads inside a nested region): the split uses omp_get_num_threads(), so
+ * every program runs exactly once regardless. The region goes through the runtime
+ * chosen by rt_omp.c, not a `#pragma omp`, so we never link a second libgomp.
+ * Proton costs one load of pn_active_flag per launch when nothing records.
+ */
+#include "rt_int.h"
+
+#include "proton.h"
+
+#include <errno.h>
+
+/* What every worker of one launch needs; lives on the launching thread's stack. */
+typedef struct Job {
+    RtKernelFn fn;
+    const uint64_t *args;
+    int32_t g[3];
+    int64_t n;      /* programs */
+    PnLaunch *pn;   /* NULL when Proton is off */
+    int programs;   /* pn_launch_wants_programs() */
+} Job;
+
+static void
+noop_record(PnThread *t, uint32_t scope_id, uint32_t flags)
+{
+    (void)t, (void)scope_id, (void)flags;
+}
+
+/* The pctx of unrecorded launches: instrumented kernels call record() unconditionally. */
+static PnThread noop_thread = {noop_record};
+
+/* Runs programs [lo, hi) with one pctx. The pid is stepped, not divided, per program. */
+static void
+run_range(const Job *j, int64_t lo, int64_t hi, PnThread *t)
+{
+    int64_t plane = (int64_t)j->g[0] * j->g[1];
+    int32_t x = (int32_t)(lo % j->g[0]), y = (int32_t)(lo / j->g[0] % j->g[1]);
+    int32_t z = (int32_t)(lo / plane);
+
+    for (int64_t i = lo; i < hi; i++) {
+        j->fn(j->args, x, y, z, j->g[0], j->g[1], j->g[2], t);
+        if (++x == j->g[0]) {
+            x = 0;
+            if (++y == j->g[1])
+                y = 0, z++;
+        }
+    }
+}
+
+/* Same, with a Proton timeline event around every program. */
+static void
+run_range_programs(const Job *j, int64_t lo, int64_t hi, PnThread *t)
+{
+    int32_t pid[3] = {(int32_t)(lo % j->g[0]), (int32_t)(lo / j->g[0] % j->g[1]),
+                      (int32_t)(lo / ((int64_t)j->g[0] * j->g[1]))};
+
+    for (int64_t i = lo; i < hi; i++) {
+        pn_program_begin(t, pid);
+        j->fn(j->args, pid[0], pid[1], pid[2], j->g[0], j->g[1], j->g[2], t);
+        pn_program_end(t);
+        if (++pid[0] == j->g[0]) {
+            pid[0] = 0;
+            if (++pid[1] == j->g[1])
+                pid[1] = 0, pid[2]++;
+        }
+    }
+}
+
+/* One worker's share, with the Proton worker hooks when the launch is recorded. */
+static void
+run_share(const Job *j, int worker, int64_t lo, int64_t hi)
+{
+    PnThread *t, *pctx;
+
+    if (!j->pn) {
+        run_range(j, lo, hi, &noop_thread);
+        return;
+    }
+    t = pn_worker_begin(j->pn, worker);
+    pctx = t ? t : &noop_thread;
+    if (j->programs)
+        run_range_programs(j, lo, hi, pctx);
+    else
+        run_range(j, lo, hi, pctx);
+    pn_worker_end(j->pn, t);
+}
+
+/* GOMP_parallel body: every team member computes its static chunk. */
+static void
+worker(void *data)
+{
+    const Job *j = data;
+    int64_t t = rt_omp.thread_num(), nt = rt_omp.num_threads();
+    int64_t q = j->n / nt, r = j->n % nt;
+    int64_t lo = t * q + (t < r ? t : r), hi = lo + q + (t < r);
+
+    if (lo < hi)
+        run_share(j, (int)t, lo, hi);
+}
+
+/* Runs the grid on 'nthreads' threads (1: inline), recording it when Proton is on. */
+static void
+run_grid(Job *j, int nthreads, uint32_t site)
+{
+    PnLaunch l;
+
+    if (pn_active()) {
+        j->pn = &l;
+        pn_launch_begin(&l, site, j->g, nthreads);
+        j->programs = pn_launch_wants_programs(&l);
+    }
+    if (nthreads == 1)
+        run_share(j, 0, 0, j->n);
+    else
+        rt_omp.parallel(worker, j, (unsigned)nthreads, 0);
+    if (j->pn)
+        pn_launch_end(&l);
+}
+
+int
+rt_launch(RtKernelFn fn, const uint64_t *args, const int32_t grid[3], int nthreads,
+          uint32_t pn_site)
+{
+    Job j = {fn, args, {grid[0], grid[1], grid[2]}, 0, NULL, 0};
+    int t;
+
+    if (RT_UNLIKELY((grid[0] | grid[1] | grid[2] | nthreads) < 0))
+        return rt_fail(EINVAL, "bad launch: grid (%d, %d, %d), %d threads", grid[0], grid[1],
+                       grid[2], nthreads);
+    if (RT_UNLIKELY(__builtin_mul_overflow((int64_t)grid[0] * grid[1], (int64_t)grid[2], &j.n)))
+        return rt_fail(EINVAL, "bad launch: grid (%d, %d, %d) has too many programs", grid[0],
+                       grid[1], grid[2]);
+    if (j.n <= 1) {
+        /* the common tiny launch: no team, no division, one predictable branch */
+        if (j.n == 1 && RT_LIKELY(!pn_active()))
+            fn(args, 0, 0, 0, 1, 1, 1, &noop_thread);
+        else if (j.n == 1)
+            run_grid(&j, 1, pn_site);
+        return 0;
+    }
+    t = nthreads;
+    if (t != 1) {
+        if (RT_UNLIKELY(!atomic_load_explicit(&rt_omp_ready, memory_order_acquire)))
+            rt_threads_init();
+        if (!t)
+            t = atomic_load_explicit(&rt_default_threads, memory_order_relaxed);
+        if (t > j.n)
+            t = (int)j.n;
+        if (t > PN_MAX_WORKERS && pn_active())
+            t = PN_MAX_WORKERS; /* Proton keeps per-worker state for this many */
+        if (!rt_omp.parallel || atomic_load_explicit(&rt_omp_forked, memory_order_relaxed))
+            t = 1;
+    }
+    run_grid(&j, t, pn_site);
+    return 0;
+}

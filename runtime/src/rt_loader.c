@@ -1,0 +1,152 @@
+/*
+ * rt_loader.c — loads kernel shared objects and resolves their `tritium_kernel` entry.
+ *
+ * dlopen(RTLD_NOW | RTLD_LOCAL): unresolved symbols fail at load time, not mid-launch,
+ * and kernels never see each other's symbols. glibc reuses an already-loaded object
+ * whose name matches the path string, even when the file at that path has since been
+ * replaced (TRITON_ALWAYS_COMPILE, a repaired cache entry). We keep a list of what we
+ * loaded with the file's (device, inode); when the path names a different file than a
+ * live load of the same string, we open it as "dir/./name" (then "dir/././name", ...),
+ * an equivalent path that glibc does not match by name, so the new inode is loaded
+ * while the old kernel stays valid for whoever still holds it.
+ */
+#include "rt_int.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct RtKernel {
+    void *handle;
+    RtKernelFn fn;
+    char *path;   /* as given */
+    char *dlname; /* the string passed to dlopen */
+    dev_t dev;
+    ino_t ino;
+    RtKernel *next;
+};
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static RtKernel *live; /* every loaded kernel, guarded by live_lock */
+
+/* Nonzero when a live kernel was loaded under 'name' from another file than (dev, ino). */
+static int
+name_taken(const char *name, dev_t dev, ino_t ino)
+{
+    for (RtKernel *k = live; k; k = k->next)
+        if (strcmp(k->dlname, name) == 0 && (k->dev != dev || k->ino != ino))
+            return 1;
+    return 0;
+}
+
+/* Returns the string to dlopen for 'path' (caller frees): the path itself (made
+ * explicitly relative when it has no '/', so dlopen does not search library paths), or
+ * an equivalent spelling with "./" components that no stale live kernel uses. */
+static char *
+dl_name(const char *path, const struct stat *st)
+{
+    const char *slash = strrchr(path, '/');
+    const char *dir = slash ? path : ".", *base = slash ? slash + 1 : path;
+    int dirlen = slash ? (int)(slash - path) : 1;
+    char *name = slash ? rt_xstrdup(path) : rt_xasprintf("./%s", path);
+
+    for (int dots = 1; name_taken(name, st->st_dev, st->st_ino); dots++) {
+        char *p;
+        free(name);
+        name = rt_xmalloc((size_t)dirlen + 2 * (size_t)dots + strlen(base) + 2);
+        p = name + sprintf(name, "%.*s/", dirlen, dir);
+        for (int i = 0; i < dots; i++)
+            p = stpcpy(p, "./");
+        strcpy(p, base);
+    }
+    return name;
+}
+
+/* Documented in runtime.h. The lock covers choosing the name and dlopen, so two
+ * threads loading replaced files cannot pick the same alias. */
+int
+rt_kernel_load(const char *so_path, RtKernel **out)
+{
+    RtKernel *k = NULL;
+    struct stat st;
+    const char *err;
+    int rc = 0;
+
+    *out = NULL;
+    if (!so_path || stat(so_path, &st) != 0)
+        return rt_fail(so_path ? errno : EINVAL, "cannot load kernel %s: %s",
+                       so_path ? so_path : "(null)", strerror(so_path ? errno : EINVAL));
+    if (!S_ISREG(st.st_mode)) /* dlopen would block on a FIFO */
+        return rt_fail(ENOEXEC, "cannot load kernel %s: not a regular file", so_path);
+    pthread_mutex_lock(&live_lock);
+    k = rt_xcalloc(1, sizeof *k);
+    k->path = rt_xstrdup(so_path);
+    k->dlname = dl_name(so_path, &st);
+    k->dev = st.st_dev;
+    k->ino = st.st_ino;
+    dlerror();
+    k->handle = dlopen(k->dlname, RTLD_NOW | RTLD_LOCAL);
+    if (!k->handle) {
+        err = dlerror();
+        rc = rt_fail(ENOEXEC, "cannot load kernel %s: %s", so_path, err ? err : "dlopen failed");
+        goto out;
+    }
+    dlerror();
+    k->fn = (RtKernelFn)(uintptr_t)dlsym(k->handle, "tritium_kernel");
+    if (!k->fn) {
+        err = dlerror();
+        rc = rt_fail(ENOEXEC, "kernel %s has no tritium_kernel: %s", so_path,
+                     err ? err : "symbol is NULL");
+        dlclose(k->handle);
+        goto out;
+    }
+    k->next = live;
+    live = k;
+    rt_log("loaded %s%s%s", so_path, strcmp(k->dlname, so_path) ? " as " : "",
+           strcmp(k->dlname, so_path) ? k->dlname : "");
+    *out = k;
+    k = NULL;
+out:
+    pthread_mutex_unlock(&live_lock);
+    if (k) {
+        free(k->dlname);
+        free(k->path);
+        free(k);
+    }
+    return rc;
+}
+
+/* dlclose drops one reference; glibc unmaps the object when the last one goes. */
+void
+rt_kernel_unload(RtKernel *k)
+{
+    if (!k)
+        return;
+    pthread_mutex_lock(&live_lock);
+    for (RtKernel **p = &live; *p; p = &(*p)->next)
+        if (*p == k) {
+            *p = k->next;
+            break;
+        }
+    dlclose(k->handle);
+    pthread_mutex_unlock(&live_lock);
+    free(k->dlname);
+    free(k->path);
+    free(k);
+}
+
+RtKernelFn
+rt_kernel_fn(const RtKernel *k)
+{
+    return k->fn;
+}
+
+const char *
+rt_kernel_path(const RtKernel *k)
+{
+    return k->path;
+}
