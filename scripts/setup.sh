@@ -19,7 +19,7 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 APT_PKGS=(
-  build-essential make git pkg-config
+  build-essential make git pkg-config libclang-rt-19-dev
   llvm-19-dev libmlir-19-dev mlir-19-tools clang-19 lld-19 libomp-19-dev
   libpfm4-dev libcjson-dev libsleef-dev libcmocka-dev
   python3-dev python3-venv

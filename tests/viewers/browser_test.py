@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""browser_test.py — opens pages written by `proton-cli html` in headless Chromium.
+
+Drives Debian's chromium over the DevTools protocol (--remote-debugging-pipe, Python
+standard library only) and checks, per page: no console errors or uncaught exceptions,
+the script ran (body[data-ready]), the icicle view, table, timeline (traces) and roofline
+(when expected) are present and non-empty; then the same page with JavaScript disabled
+still shows the table. A full-page screenshot of each goes to tests/out/<name>.png.
+
+usage: browser_test.py OUTDIR PAGE.html[:timeline][:roofline] ...
+Exit status 0 when every page passes; prints one line per check.
+"""
+import base64
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+
+class Chrome:
+    def __init__(self):
+        exe = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+        if not exe:
+            raise RuntimeError("chromium not found")
+        self.profile = tempfile.mkdtemp(prefix="tritium-chrome-")
+        r1, w1 = os.pipe()  # we write commands -> browser reads fd 3
+        r2, w2 = os.pipe()  # browser writes fd 4 -> we read
+        def setup():  # in the child: our pipe ends become fds 3 and 4, inheritable
+            a, b = os.dup(r1), os.dup(w2)
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+        self.proc = subprocess.Popen(
+            [exe, "--headless=new", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
+             "--no-first-run", "--no-default-browser-check", "--disable-extensions",
+             "--disable-background-networking", "--disable-dev-shm-usage",
+             "--user-data-dir=" + self.profile, "about:blank"],
+            close_fds=False, preexec_fn=setup, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(r1)
+        os.close(w2)
+        self.w = os.fdopen(w1, "wb", buffering=0)
+        self.r = os.fdopen(r2, "rb", buffering=0)
+        self.buf = b""
+        self.next_id = 0
+        self.events = []
+
+    def _read_message(self, deadline):
+        while b"\0" not in self.buf:
+            if time.time() > deadline:
+                raise TimeoutError("no answer from chromium")
+            chunk = self.r.read(65536)
+            if not chunk:
+                raise RuntimeError("chromium closed the pipe")
+            self.buf += chunk
+        msg, self.buf = self.buf.split(b"\0", 1)
+        return json.loads(msg)
+
+    def send(self, method, params=None, session=None, timeout=20):
+        self.next_id += 1
+        mid = self.next_id
+        m = {"id": mid, "method": method, "params": params or {}}
+        if session:
+            m["sessionId"] = session
+        self.w.write(json.dumps(m).encode() + b"\0")
+        deadline = time.time() + timeout
+        while True:
+            msg = self._read_message(deadline)
+            if msg.get("id") == mid:
+                if "error" in msg:
+                    raise RuntimeError(f"{method}: {msg['error']}")
+                return msg.get("result", {})
+            self.events.append(msg)
+
+    def wait_event(self, method, timeout=20):
+        deadline = time.time() + timeout
+        while True:
+            for i, e in enumerate(self.events):
+                if e.get("method") == method:
+                    return self.events.pop(i)
+            self.events.append(self._read_message(deadline))
+
+    def close(self):
+        try:
+            self.send("Browser.close", timeout=5)
+        except Exception:
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+def errors_in(events):
+    out = []
+    for e in events:
+        m, p = e.get("method"), e.get("params", {})
+        if m == "Runtime.exceptionThrown":
+            d = p.get("exceptionDetails", {})
+            out.append("exception: " + d.get("text", "") + " " + str(d.get("exception", {}).get("description", "")))
+        elif m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert", "warning"):
+            out.append("console." + p["type"] + ": " + " ".join(str(a.get("value", a.get("description", ""))) for a in p.get("args", [])))
+        elif m == "Log.entryAdded" and p.get("entry", {}).get("level") == "error":
+            out.append("log: " + p["entry"].get("text", "") + " " + p["entry"].get("url", ""))
+    return out
+
+
+CHECK_JS = """JSON.stringify({
+  ready: document.body.getAttribute('data-ready'),
+  flame: document.querySelectorAll('#flame .fl').length,
+  rows: document.querySelectorAll('#nodes tbody tr').length,
+  spans: document.querySelectorAll('#timeline svg rect[rx]').length,
+  points: document.querySelectorAll('#roofline circle').length,
+  cards: document.querySelectorAll('header .card').length,
+  injected: document.querySelectorAll('img, body > b, td b, .card b').length +
+            document.querySelectorAll('script').length - 2,
+  title: document.title})"""
+
+
+def open_page(c, path, js=True):
+    t = c.send("Target.createTarget", {"url": "about:blank"})
+    s = c.send("Target.attachToTarget", {"targetId": t["targetId"], "flatten": True})["sessionId"]
+    for m in ("Runtime.enable", "Log.enable", "Page.enable"):
+        c.send(m, session=s)
+    c.send("Emulation.setDeviceMetricsOverride",
+           {"width": 1360, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=s)
+    if not js:
+        c.send("Emulation.setScriptExecutionDisabled", {"value": True}, session=s)
+    c.events.clear()
+    c.send("Page.navigate", {"url": "file://" + os.path.abspath(path)}, session=s)
+    c.wait_event("Page.loadEventFired")
+    time.sleep(0.3)
+    res = c.send("Runtime.evaluate", {"expression": CHECK_JS, "returnByValue": True}, session=s)
+    return s, t["targetId"], json.loads(res["result"]["value"])
+
+
+def screenshot(c, s, out):
+    m = c.send("Page.getLayoutMetrics", session=s)
+    h = int(min(m.get("cssContentSize", m.get("contentSize"))["height"], 6000))
+    c.send("Emulation.setDeviceMetricsOverride",
+           {"width": 1360, "height": max(h, 600), "deviceScaleFactor": 1, "mobile": False}, session=s)
+    time.sleep(0.2)
+    png = c.send("Page.captureScreenshot", {"format": "png"}, session=s)["data"]
+    with open(out, "wb") as f:
+        f.write(base64.b64decode(png))
+
+
+def main():
+    outdir, pages = sys.argv[1], sys.argv[2:]
+    os.makedirs(outdir, exist_ok=True)
+    c = Chrome()
+    failed = 0
+    try:
+        for spec in pages:
+            path, *want = spec.split(":")
+            name = os.path.splitext(os.path.basename(path))[0]
+            s, tid, r = open_page(c, path)
+            errs = errors_in(c.events)
+            problems = []
+            if r["ready"] != "1":
+                problems.append("script did not finish")
+            if r["flame"] < 2:
+                problems.append(f"icicle view has {r['flame']} boxes")
+            if r["rows"] < 1:
+                problems.append("table is empty")
+            if r["cards"] < 5:
+                problems.append("summary header incomplete")
+            if "timeline" in want and r["spans"] < 1:
+                problems.append("timeline is empty")
+            if "roofline" in want and r["points"] < 1:
+                problems.append("roofline has no points")
+            if r["injected"]:
+                problems.append(f"{r['injected']} elements injected from kernel names")
+            problems += errs
+            png = os.path.join(outdir, name + ".png")
+            screenshot(c, s, png)
+            c.send("Target.closeTarget", {"targetId": tid})
+            s, tid, r2 = open_page(c, path, js=False)
+            if r2["rows"] < 1:
+                problems.append("without JavaScript the table is missing")
+            if r2["flame"] != 0:
+                problems.append("without JavaScript the icicle view was drawn?")
+            c.send("Target.closeTarget", {"targetId": tid})
+            status = "ok" if not problems else "FAILED: " + "; ".join(problems)
+            print(f"{name}: flame={r['flame']} rows={r['rows']} spans={r['spans']} "
+                  f"points={r['points']} nojs_rows={r2['rows']} screenshot={png} {status}")
+            failed += bool(problems)
+    finally:
+        c.close()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

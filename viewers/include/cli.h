@@ -1,0 +1,362 @@
+/*
+ * cli.h — proton-cli, Tritium's viewer for Proton output (report, diff, html, events, merge).
+ *
+ * Role: reads `.hatchet` trees (ours and upstream Proton's) and our Chrome-trace `.json`
+ * (docs/formats.md) into one in-memory call-path tree (CliProfile), derives metric columns
+ * from it (time/ms, gflop32/s, ipc, ...) and renders them. Callers: cli_main.c (the
+ * `proton-cli` binary), tests/unit/test_cli.c and the fuzz harness in tests/viewers/.
+ *
+ * Layout: like QBE's all.h, this one header holds every struct and groups the prototypes
+ * of each file under a comment naming it; every viewers/src/cli_*.c includes it first.
+ *
+ * Ownership: a CliProfile owns every node, string and value reachable from it through its
+ * arena; free it with cli_profile_destroy(). Strings handed out by the profile are borrowed.
+ * Errors: readers return NULL and fill a CliErr with a one-line message (no trailing
+ * newline, no program name); nothing in here calls exit() except the subcommand entry
+ * points (cli_*_main), which return the process exit code instead. Out of memory is
+ * fatal (cli_die), so ordinary code carries no OOM branches.
+ * Thread safety: none needed; the tool is single-threaded.
+ */
+#ifndef CLI_H
+#define CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <regex.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+/* Process exit codes shared by every subcommand. */
+enum { CLI_EXIT_OK = 0, CLI_EXIT_USAGE = 1, CLI_EXIT_INPUT = 2 };
+
+/* Limits that keep hostile input from exhausting the stack or memory. */
+enum {
+    CLI_MAX_DEPTH = 400,        /* tree levels below ROOT (cJSON stops at 1000 JSON levels) */
+    CLI_MAX_FILE_MB = 2048,     /* largest input file read */
+    CLI_MAX_METRICS = 100000,   /* distinct metric names in one file */
+};
+
+#define CLI_VERSION "0.1.0"
+#define CLI_LAUNCH_METADATA "__proton_launch_metadata"
+
+/* ---- cli_util.c ----------------------------------------------------------------------- */
+
+typedef struct CliErr {
+    char msg[512];
+} CliErr;
+
+typedef struct CliArenaChunk CliArenaChunk;
+typedef struct CliArena {
+    CliArenaChunk *head;
+} CliArena;
+
+/* Growable byte buffer; always NUL-terminated after the first put. */
+typedef struct CliBuf {
+    char *s;
+    size_t n, cap;
+} CliBuf;
+
+_Noreturn void cli_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_err_set(CliErr *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void *cli_xmalloc(size_t n);
+void *cli_xcalloc(size_t n, size_t size);
+void *cli_xrealloc(void *p, size_t n);
+char *cli_xstrdup(const char *s);
+
+void *cli_arena_alloc(CliArena *a, size_t n); /* zeroed, 16-byte aligned */
+char *cli_arena_strdup(CliArena *a, const char *s);
+char *cli_arena_strndup(CliArena *a, const char *s, size_t n);
+void cli_arena_fini(CliArena *a);
+
+void cli_buf_put(CliBuf *b, const char *s, size_t n);
+void cli_buf_puts(CliBuf *b, const char *s);
+void cli_buf_putc(CliBuf *b, char c);
+void cli_buf_printf(CliBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_buf_fini(CliBuf *b);
+
+/* Reads a whole file; caller owns *data (free()). Returns 0, or -1 with e set. */
+int cli_file_read(const char *path, char **data, size_t *len, CliErr *e);
+/* Writes len bytes to path through a temporary file and rename(). 0 or -1 with e set. */
+int cli_file_write_atomic(const char *path, const char *data, size_t len, CliErr *e);
+
+int cli_streq_nocase(const char *a, const char *b);
+int cli_has_suffix(const char *s, const char *suffix);
+/* Shortest "%.*g" text (up to 17 digits) that reads back as v; writes to buf[32]. */
+void cli_fmt_double(char buf[32], double v);
+/* v rounded to 15 significant digits (what reports print: 18.607, not 18.607000000000003). */
+double cli_round15(double v);
+/* Fixed-point text like hatchet ("%.3f"), switching to "%.4g" for huge magnitudes. */
+void cli_fmt_value(char buf[64], double v, int precision);
+/* Compiles a Python-re.match-style pattern (anchored at the start, \d \w \s translated)
+ * as a POSIX extended regex. Returns 0 or -1 with e set; free with cli_regex_fini(). */
+typedef struct CliRegex {
+    int ok;
+    regex_t re;
+} CliRegex;
+int cli_regex_init(CliRegex *r, const char *pattern, CliErr *e);
+int cli_regex_match(const CliRegex *r, const char *s);
+void cli_regex_fini(CliRegex *r);
+/* Parses a strictly positive-or-zero integer / a finite double option value. */
+int cli_parse_int(const char *s, long lo, long hi, long *out);
+int cli_parse_double(const char *s, double *out);
+/* Colour decision for --color / --no-color (force: 1 on, 0 off, -1 auto = isatty). */
+int cli_use_color(FILE *f, int force);
+/* Prints "proton-cli: <cmd>: <msg>\n" on stderr. */
+void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- cli_tree.c: the profile model ---------------------------------------------------- */
+
+typedef enum CliValKind { CLI_V_NONE = 0, CLI_V_NUM, CLI_V_STR, CLI_V_VEC } CliValKind;
+
+typedef struct CliVal {
+    CliValKind kind;
+    double num;       /* CLI_V_NUM; for CLI_V_VEC the sum of the elements */
+    const char *str;  /* CLI_V_STR */
+    const double *vec;
+    int nvec;
+} CliVal;
+
+/* One metric value attached to a node while reading (a short list per node). */
+typedef struct CliNodeVal CliNodeVal;
+struct CliNodeVal {
+    int metric;
+    CliVal v;
+    CliNodeVal *next;
+};
+
+enum {
+    CLI_NODE_KERNEL = 1 << 0,   /* carries device_id/device_type: a kernel launch node */
+    CLI_NODE_INKERNEL = 1 << 1, /* the kernel node itself or anything below it */
+    CLI_NODE_SHOWN = 1 << 2,    /* survives the current include/exclude/threshold/depth */
+    CLI_NODE_MATCH = 1 << 3,    /* scratch for filters */
+    CLI_NODE_LAST = 1 << 4,     /* last shown child of its parent (tree connectors) */
+    CLI_NODE_KEEP = 1 << 5,     /* scratch for filters */
+};
+
+typedef struct CliNode CliNode;
+struct CliNode {
+    const char *name;
+    CliNode *parent, *first, *last, *next; /* children as a list, in file order */
+    int nkids;
+    int depth;    /* ROOT is 0 */
+    int order;    /* position among siblings in the file */
+    int seq;      /* pre-order number in the file order, set by cli_profile_finish */
+    int flags;
+    CliNodeVal *vals;
+    double *col;      /* current computed columns (cli_metrics_compute), arena memory */
+    const char **scol; /* string values of raw string columns, or NULL */
+    void *aux;        /* scratch for diff/merge */
+};
+
+typedef struct CliMetricInfo {
+    const char *name;
+    int hinted;  /* on the root: summed up the tree (hatchet's inclusive rule) */
+    int numeric; /* at least one numeric or vector value */
+    int strings; /* at least one string value */
+} CliMetricInfo;
+
+typedef enum CliKind { CLI_KIND_HATCHET = 0, CLI_KIND_TRACE } CliKind;
+
+typedef struct CliThread {
+    const char *pid, *tid; /* ids as text ("1234", "0"), as the trace spelled them */
+    const char *pname;     /* process name (metadata), may be NULL */
+    const char *name;      /* thread name (metadata), may be NULL */
+    double sort;           /* thread_sort_index, else the numeric tid */
+    int nspans;
+} CliThread;
+
+enum { CLI_SPAN_KERNEL = 0, CLI_SPAN_PROGRAM, CLI_SPAN_SCOPE, CLI_SPAN_HOST, CLI_SPAN_OTHER,
+       CLI_SPAN_COUNT };
+
+typedef struct CliSpan {
+    double ts, dur;  /* microseconds */
+    int thread;      /* index into threads */
+    int cat;         /* CLI_SPAN_* */
+    int depth;       /* nesting level on its thread, filled by the reader */
+    const char *name;
+    const char *kernel; /* in-kernel scope: its kernel, else NULL */
+} CliSpan;
+
+typedef struct CliProfile {
+    CliArena arena;
+    const char *path;
+    CliKind kind;
+    CliNode *root;
+    int nnodes;
+    CliMetricInfo *metrics; /* malloc'd */
+    int nmetrics, capmetrics;
+    cJSON *device_info;     /* owned, may be NULL */
+    /* summary, all borrowed from the arena, NULL when unknown */
+    const char *counter_source, *clock_source, *cpu_model, *device_type, *tool;
+    int num_cores;
+    double clock_khz;
+    int nthreads_max;       /* max "threads" metric seen */
+    /* trace only */
+    CliThread *threads;
+    int nthreads, capthreads;
+    CliSpan *spans;
+    int nspans, capspans;
+    long dropped_events;    /* otherData.dropped_events */
+    double base_ns;         /* baseTimeNanoseconds, 0 when absent */
+    int has_base;
+    char **metric_index_keys; /* scratch hash for metric lookup (cli_tree.c) */
+    int *metric_index_vals;
+    int metric_index_cap;
+} CliProfile;
+
+CliProfile *cli_profile_create(const char *path, CliKind kind);
+void cli_profile_destroy(CliProfile *p);
+/* Returns the id of metric 'name', adding it when absent. */
+int cli_profile_metric_id(CliProfile *p, const char *name);
+/* Returns the id of metric 'name' or -1. */
+int cli_profile_metric_find(const CliProfile *p, const char *name);
+CliNode *cli_node_new(CliProfile *p, CliNode *parent, const char *name);
+/* Child of 'parent' named 'name', created when absent (linear scan, trees are small). */
+CliNode *cli_node_child(CliProfile *p, CliNode *parent, const char *name);
+/* Borrowed value of metric 'id' on node n, or NULL. */
+const CliVal *cli_node_val(const CliNode *n, int id);
+/* Sets (replace) / adds to (sum) a numeric value. */
+void cli_node_set_num(CliProfile *p, CliNode *n, int id, double v);
+void cli_node_add_num(CliProfile *p, CliNode *n, int id, double v);
+void cli_node_max_num(CliProfile *p, CliNode *n, int id, double v);
+void cli_node_set_str(CliProfile *p, CliNode *n, int id, const char *s);
+void cli_node_set_val(CliProfile *p, CliNode *n, int id, const CliVal *v);
+/* Finishes reading: depth, kernel flags, node count. Returns 0 or -1 (too deep). */
+int cli_profile_finish(CliProfile *p, CliErr *e);
+/* Pre-order walk without recursion. */
+CliNode *cli_node_next_preorder(const CliNode *n, const CliNode *top);
+/* Reorders every child list with cmp (stable: ties keep file order). */
+void cli_tree_sort(CliNode *root, int (*cmp)(const CliNode *, const CliNode *, void *), void *user);
+/* "ROOT/a/b" path of a node; caller owns the result (free()). */
+char *cli_node_path_dup(const CliNode *n);
+int cli_count_kernels(const CliProfile *p);
+
+/* ---- cli_load.c ----------------------------------------------------------------------- */
+
+/* Parses JSON text, rejecting empty input, trailing garbage and non-finite numbers.
+ * Caller owns the result (cJSON_Delete). NULL with e set on failure. */
+cJSON *cli_json_parse(const char *data, size_t len, CliErr *e);
+/* Reads and parses a file; NULL with e set ("<path>: <why>"). */
+cJSON *cli_json_load(const char *path, CliErr *e);
+/* Builds a profile from parsed JSON (a .hatchet array or a trace object/array); does not
+ * take ownership of j. NULL with e set. */
+CliProfile *cli_profile_from_json(const cJSON *j, const char *path, CliErr *e);
+/* Reads a file (either kind, detected from the content). NULL with e set. */
+CliProfile *cli_profile_load(const char *path, CliErr *e);
+/* Same from memory (fuzzing, tests). */
+CliProfile *cli_profile_load_mem(const char *data, size_t len, const char *path, CliErr *e);
+
+/* ---- cli_read_hatchet.c --------------------------------------------------------------- */
+
+int cli_read_hatchet(CliProfile *p, const cJSON *top, CliErr *e);
+
+/* ---- cli_read_trace.c ----------------------------------------------------------------- */
+
+int cli_read_trace(CliProfile *p, const cJSON *top, CliErr *e);
+
+/* ---- cli_metrics.c -------------------------------------------------------------------- */
+
+typedef enum CliMetricKind {
+    CLI_MK_RAW = 0,   /* a column of the file, inclusive when root-hinted */
+    CLI_MK_TIME,      /* <base>/unit where base is a "(ns)" metric: time, cpu_time, ... */
+    CLI_MK_AVG,       /* avg_<base>/unit: the same divided by count */
+    CLI_MK_PCT,       /* <raw>/% */
+    CLI_MK_RATE,      /* flops or bytes per second (flop/s, gflop32/s, gbyte/s, ...) */
+    CLI_MK_IPC,       /* instructions / cycles */
+    CLI_MK_COUNT_
+} CliMetricKind;
+
+typedef struct CliMetricSpec {
+    char text[64];    /* as the user wrote it, e.g. "time/ms" */
+    CliMetricKind kind;
+    char base[64];    /* raw metric name it derives from ("time", "flops32", "bytes") */
+    double factor;    /* value = raw * factor (unit conversion) */
+    int higher_better; /* rates and ipc: a drop is a regression */
+} CliMetricSpec;
+
+/* Parses one spec ("time/ms", "gflop16/s", "cycles", "time/%"); 0 or -1 with e set. */
+int cli_metric_parse(const char *text, CliMetricSpec *m, CliErr *e);
+/* Parses a comma list into a malloc'd array; returns count or -1 with e set. */
+int cli_metric_parse_list(const char *text, CliMetricSpec **out, CliErr *e);
+/* Resolves a user metric name to a raw metric id of p (case-insensitive, unit
+ * stripped: "time" matches "time (ns)"), or -1. */
+int cli_metric_resolve(const CliProfile *p, const char *name);
+/* Fills n->col[0..nm-1] (NaN = missing) and n->scol for every node. For each metric the
+ * file cannot provide, sets missing[i] = 1 (array of nm ints supplied by the caller). */
+void cli_metrics_compute(CliProfile *p, const CliMetricSpec *m, int nm, int *missing);
+/* Inclusive value of raw metric id at n following the documented rule; NaN if none. */
+double cli_metric_inclusive(const CliProfile *p, const CliNode *n, int id);
+/* Prints what -l shows. */
+void cli_metrics_list(const CliProfile *p, FILE *out);
+
+/* ---- cli_view.c: filters, sorting, names and connectors shared by report and diff ---- */
+
+typedef enum CliFormat { CLI_FMT_TEXT = 0, CLI_FMT_CSV, CLI_FMT_JSON } CliFormat;
+typedef enum CliFrame { CLI_FRAME_FULL = 0, CLI_FRAME_FILE_FUNCTION_LINE, CLI_FRAME_FUNCTION_LINE,
+                        CLI_FRAME_FILE_FUNCTION } CliFrame;
+typedef enum CliSort { CLI_SORT_METRIC = 0, CLI_SORT_NAME, CLI_SORT_NONE } CliSort;
+
+/* Options shared by report and diff: which nodes to show and how to name them. */
+typedef struct CliView {
+    int depth;            /* print nodes with depth < this (ROOT is depth 0); default 100 */
+    double threshold;     /* keep nodes whose first metric >= threshold (and ancestors) */
+    int has_threshold;
+    CliRegex include, exclude;
+    int has_include, has_exclude;
+    CliFrame frame;
+    CliSort sort;
+    int sort_metric;      /* column index used for CLI_SORT_METRIC */
+    int color;            /* resolved: 1 = ANSI colours */
+} CliView;
+
+/* Formats a frame name per -f into buf (returns buf). */
+const char *cli_frame_format(const char *name, CliFrame f, char *buf, size_t len);
+int cli_frame_parse(const char *s, CliFrame *f);
+/* Marks CLI_NODE_SHOWN on the nodes that pass the view's filters (columns computed). */
+void cli_view_apply(CliProfile *p, const CliView *v);
+/* Sorts children per v->sort (columns computed). */
+void cli_view_sort(CliProfile *p, const CliView *v);
+/* Writes the tree connector prefix ("│  ├─ ") for node n into b. */
+void cli_tree_prefix(CliBuf *b, const CliNode *n, const CliNode *top);
+/* Parses --sort (metric, name, none, or one of the -m metrics); 0 or -1. */
+int cli_sort_parse(const char *s, const CliMetricSpec *m, int nm, CliView *v);
+/* The ANSI colour for value x in [lo, hi] (hot = red, like hatchet's map). */
+const char *cli_heat_color(double x, double lo, double hi);
+void cli_view_fini(CliView *v);
+
+/* ---- cli_report.c ---------------------------------------------------------------------- */
+
+int cli_report_main(int argc, char **argv);
+
+/* ---- cli_diff.c ----------------------------------------------------------------------- */
+
+int cli_diff_main(int argc, char **argv);
+
+/* ---- cli_html.c ----------------------------------------------------------------------- */
+
+/* Writes the self-contained HTML page for p into b. */
+void cli_html_render(CliProfile *p, CliBuf *b);
+/* Escapes text for HTML element content and attribute values. */
+void cli_html_escape(CliBuf *b, const char *s);
+/* Appends JSON text made safe to embed inside <script> (no "</script>", no U+2028). */
+void cli_json_script_escape(CliBuf *b, const char *json);
+int cli_html_main(int argc, char **argv);
+
+/* ---- cli_events.c --------------------------------------------------------------------- */
+
+int cli_events_main(int argc, char **argv);
+
+/* ---- cli_merge.c ---------------------------------------------------------------------- */
+
+/* Prints a cJSON value in the .hatchet layout (4-space indent, sorted keys, Python
+ * json.dumps separators) into b. */
+void cli_hatchet_print(CliBuf *b, const cJSON *j);
+/* Prints JSON for people: 4-space indent, keys in order, scalar lists on one line. */
+void cli_json_print(CliBuf *b, const cJSON *j);
+/* Merges validated hatchet arrays into one tree with one child of ROOT per input, named
+ * after the file; the inputs are not modified. Caller owns the result. Cannot fail. */
+cJSON *cli_merge_hatchets(cJSON **in, const char **names, int n);
+int cli_merge_main(int argc, char **argv);
+
+#endif /* CLI_H */
