@@ -118,6 +118,10 @@ typedef struct LoCtx {
     uint32_t ahcap;
     IrCost *cost;
     int err;             /* an error diagnostic was added */
+    uint32_t pos;        /* pre-order position of the op being lowered (as the pre-pass) */
+    uint32_t *lastuse;   /* per value: position of its last use (pre-pass) */
+    IrRef *pending;      /* lazy tiles defined since the last in-kernel scope boundary */
+    uint32_t npending, cappending;
 } LoCtx;
 
 /* lo_main.c */

@@ -178,7 +178,7 @@ prepass(LoCtx *c)
         c->vals[v].eager = eager;
     }
     free(p.defpos);
-    free(p.lastuse);
+    c->lastuse = p.lastuse;
     free(p.defdepth);
     free(p.usedepth);
     free(p.writes);
@@ -624,11 +624,45 @@ scope_id(LoCtx *c, const char *name)
     return k->nscopes++;
 }
 
+/* A scope boundary makes the work defined before it happen before it: lazy tiles
+ * (loads and floating-point computations) still used afterwards are materialised
+ * here, so `pl.enter_scope("load") ... pl.exit_scope("load")` measures the load
+ * instead of the store that would otherwise absorb it. Integer index arithmetic
+ * stays lazy (it is recomputed where needed). */
+static void
+scope_barrier(LoCtx *c)
+{
+    for (uint32_t i = 0; i < c->npending; i++) {
+        IrRef v = c->pending[i];
+        LoVal *lv = &c->vals[v];
+        if (lv->kind != LV_LAZY || (lv->ssa && lo_scope_visible(c, lv->scope)) || c->lastuse[v] <= c->pos)
+            continue;
+        IrOp *d = c->f->vals[v].def;
+        int dt = ir_type_dtype(c->m, c->f->vals[v].type);
+        if ((d && d->opc == IR_LOAD) || (dt >= 0 && ir_dtype_is_float((IrDtype)dt)))
+            lo_materialize(c, v);
+    }
+    c->npending = 0;
+}
+
+static void
+note_lazy(LoCtx *c, IrRef v)
+{
+    if (c->npending == c->cappending) {
+        c->cappending = c->cappending ? c->cappending * 2 : 64;
+        c->pending = realloc(c->pending, sizeof(IrRef) * c->cappending);
+        if (!c->pending)
+            ir_die("out of memory");
+    }
+    c->pending[c->npending++] = v;
+}
+
 static int
 lower_record(LoCtx *c, IrOp *op)
 {
     if (!c->opt->instrument)
         return 0;
+    scope_barrier(c);
     int id = scope_id(c, op->s);
     if (id < 0)
         return lo_error(c, op->loc, "too many distinct in-kernel scopes (max %d)", IR_MAX_SCOPES);
@@ -641,8 +675,21 @@ lower_record(LoCtx *c, IrOp *op)
 
 /* ---- the walk ----------------------------------------------------------------------------- */
 
+static int lower_op_(LoCtx *c, IrOp *op);
+
 static int
 lower_op(LoCtx *c, IrOp *op)
+{
+    c->pos++;
+    int rc = lower_op_(c, op);
+    IrRef r0 = op->nres ? op->res[0] : IR_NONE;
+    if (rc == 0 && r0 && c->vals[r0].kind == LV_LAZY)
+        note_lazy(c, r0);
+    return rc;
+}
+
+static int
+lower_op_(LoCtx *c, IrOp *op)
 {
     IrFunc *f = c->f;
     IrRef r0 = op->nres ? op->res[0] : IR_NONE;
@@ -832,6 +879,8 @@ lo_lower_module(IrModule *m, const LoOptions *opt, char **text, size_t *len, IrC
     free(c.vals);
     free(c.param_ssa);
     free(c.scope_parent);
+    free(c.lastuse);
+    free(c.pending);
     free(c.ahash);
     if (rc < 0 || c.err) {
         lo_buf_fini(&out);

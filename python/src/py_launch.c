@@ -304,6 +304,7 @@ typedef struct Kernel {
 
 static PyTypeObject Kernel_Type, Launch_Type;
 static PyObject *dtype_map;  /* {dtype object: code} filled from Python */
+static int hooks_on;         /* triton.knobs.runtime.launch_enter/exit_hook set */
 static PyObject *str_data_ptr, *str_dtype, *str_compile_spec;
 
 /* Kernel(name, param_names, constexpr_flags, no_specialize_flags, defaults) */
@@ -742,6 +743,34 @@ meta_dict(Kernel *k, Bound *b)
     return d;
 }
 
+/* Calls triton.runtime.jit.<fn>(a, b, c) (launch hooks; rare, so looked up each time). */
+static PyObject *
+hook_call(const char *fn, PyObject *a, PyObject *b, PyObject *c)
+{
+    PyObject *mod = PyImport_ImportModule("triton.runtime.jit");
+    if (!mod)
+        return NULL;
+    PyObject *f = PyObject_GetAttrString(mod, fn);
+    Py_DECREF(mod);
+    if (!f)
+        return NULL;
+    PyObject *r = b ? PyObject_CallFunctionObjArgs(f, a, b, c, NULL) : PyObject_CallOneArg(f, a);
+    Py_DECREF(f);
+    return r;
+}
+
+static PyObject *meta_dict(Kernel *k, Bound *b);
+
+static PyObject *
+hook_enter(Kernel *k, const int32_t g[3], Bound *b)
+{
+    PyObject *grid = Py_BuildValue("(iii)", g[0], g[1], g[2]), *args = meta_dict(k, b);
+    PyObject *r = grid && args ? hook_call("_launch_hook_enter", (PyObject *)k, grid, args) : NULL;
+    Py_XDECREF(grid);
+    Py_XDECREF(args);
+    return r;
+}
+
 static PyObject *
 do_launch(Kernel *k, PyObject *grid, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, int only_compile)
 {
@@ -779,6 +808,9 @@ do_launch(Kernel *k, PyObject *grid, PyObject *const *args, Py_ssize_t nargs, Py
         else if (pack_scalar(b.v[i], kind, &slots[ns++]) < 0)
             return NULL;
     }
+    PyObject *hook_meta = NULL;
+    if (hooks_on && !(hook_meta = hook_enter(k, g, &b)))
+        return NULL;
     int rc;
     if ((int64_t)g[0] * g[1] * g[2] <= 1) {
         rc = rt_launch(c->fn, slots, g, b.nthreads, c->site);
@@ -786,6 +818,13 @@ do_launch(Kernel *k, PyObject *grid, PyObject *const *args, Py_ssize_t nargs, Py
         Py_BEGIN_ALLOW_THREADS
         rc = rt_launch(c->fn, slots, g, b.nthreads, c->site);
         Py_END_ALLOW_THREADS
+    }
+    if (hook_meta) {
+        PyObject *r = hook_call("_launch_hook_exit", hook_meta, NULL, NULL);
+        Py_DECREF(hook_meta);
+        if (!r)
+            return NULL;
+        Py_DECREF(r);
     }
     if (rc < 0)
         return py_err(PyExc_RuntimeError, "launch failed: %s", rt_last_error());
@@ -904,6 +943,13 @@ set_dtype_map(PyObject *self, PyObject *arg)
 }
 
 static PyObject *
+set_launch_hooks(PyObject *self, PyObject *arg)
+{
+    hooks_on = PyObject_IsTrue(arg);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
 threads_default(PyObject *self, PyObject *args)
 {
     return PyLong_FromLong(rt_threads_default());
@@ -918,6 +964,7 @@ threads_runtime(PyObject *self, PyObject *args)
 static PyMethodDef launch_functions[] = {
     {"set_dtype_map", set_dtype_map, METH_O, "Register tensor dtype objects → dtype codes."},
     {"threads_default", threads_default, METH_NOARGS, "Default launch thread count."},
+    {"set_launch_hooks", set_launch_hooks, METH_O, "Turn the Python launch-hook path on or off."},
     {"threads_runtime", threads_runtime, METH_NOARGS, "OpenMP runtime in use."},
     {NULL, NULL, 0, NULL},
 };

@@ -183,6 +183,25 @@ class JITFunction(_C.Kernel):
         return scope
 
 
+def _launch_hook_enter(kernel, grid, args):
+    """Called by the C launcher before a launch while launch hooks are set."""
+    import triton.knobs as knobs
+    from triton.profiler.hooks import LazyDict
+    meta = LazyDict({"name": kernel.__name__, "function": None, "stream": 0})
+    fn = getattr(kernel, "launch_metadata", None)
+    if fn is not None:
+        meta.add(fn, (grid, None, args))
+    if knobs.runtime.launch_enter_hook is not None:
+        knobs.runtime.launch_enter_hook(meta)
+    return meta
+
+
+def _launch_hook_exit(meta):
+    import triton.knobs as knobs
+    if knobs.runtime.launch_exit_hook is not None:
+        knobs.runtime.launch_exit_hook(meta)
+
+
 def jit(fn=None, *, version=None, repr=None, launch_metadata=None, do_not_specialize=None,
         do_not_specialize_on_alignment=None, debug=None, noinline=None):
     """Decorator for Triton kernels: `@triton.jit` or `@triton.jit(...)`."""

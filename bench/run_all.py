@@ -1,0 +1,31 @@
+"""`make bench`: every benchmark in one run, printing ratios against torch.
+
+Benchmarks report numbers; they never fail on a target (timings on shared VMs are
+noisy — quote medians and ratios, see docs/benchmarks.md).
+"""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import bench_elementwise  # noqa: E402
+import bench_launch  # noqa: E402
+
+
+def main():
+    import torch
+    print(f"== Tritium benchmarks ({time.strftime('%Y-%m-%d %H:%M')}, torch {torch.__version__}, "
+          f"{torch.get_num_threads()} torch threads, {os.cpu_count()} CPUs) ==")
+    for mod in (bench_elementwise, bench_launch):
+        print(f"-- {mod.__name__}")
+        mod.run(lambda s: print(s, flush=True))
+    extra = os.path.join(os.path.dirname(__file__), "bench_proton.py")
+    if os.path.exists(extra):
+        import bench_proton  # noqa: E402
+        print("-- bench_proton")
+        bench_proton.run(lambda s: print(s, flush=True))
+
+
+if __name__ == "__main__":
+    main()
