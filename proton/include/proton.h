@@ -11,9 +11,11 @@
  * know about Python or the compiler.
  *
  * Hot path: pn_launch_begin/end, pn_worker_begin/end and PnThread.record never take a
- * lock, allocate (after a thread's first event), format strings or make syscalls other
- * than the counter reads the chosen counter mode needs (none with rdpmc). When nothing
- * records (pn_active() is false) the runtime calls none of them.
+ * lock, format strings or make syscalls other than the counter reads the chosen counter
+ * mode needs (none with rdpmc; one read() of the thread's group per worker begin/end
+ * with software events). They allocate only on a thread's first event, when a new
+ * tree node appears (a new kernel/scope path), and once per 4096 timeline records.
+ * When nothing records (pn_active() is false) the runtime calls none of them.
  *
  * Ownership: strings passed in are copied unless stated. Handles are small integers.
  * Thread safety: every function may be called from any thread unless stated.
@@ -30,35 +32,43 @@
 extern "C" {
 #endif
 
+/* Exported even when the library is built with -fvisibility=hidden and linked into
+ * a shared object (the Python extension; ctypes users). */
+#define PN_API __attribute__((visibility("default")))
+
 /* ---- init and the global switch ------------------------------------------------- */
 
 /* Reads the environment once (PROTON_KERNEL_CAPTURE, PROTON_OUTPUT, PROTON_VERBOSE,
- * PROTON_EVENTS, PROTON_TRACE_LIMIT, TRITON_DISABLE_PROTON / TRITON_PROTON_DISABLE),
- * calibrates the clock, and installs the exit and SIGINT/SIGTERM handlers that write
- * pending output. Idempotent; cheap after the first call. Returns 0 or -errno. */
-int pn_init(void);
+ * PROTON_EVENTS, PROTON_TRACE_LIMIT, TRITON_DISABLE_PROTON / TRITON_PROTON_DISABLE)
+ * and anchors the clock (the rate is calibrated lazily, by the first conversion).
+ * As soon as something records (capture on here, or later a session or
+ * pn_capture_enable) it registers an atexit handler and takes SIGTERM/SIGINT where
+ * their disposition is still the default, to write pending output; an existing
+ * handler (Python's SIGINT) is never replaced. Idempotent; cheap after the first
+ * call. The other entry points call it themselves. Returns 0. */
+PN_API int pn_init(void);
 
 /* Nonzero while anything records: kernel capture is on or at least one session is
  * active. One load; the runtime checks it before calling any launch hook. */
-extern volatile int pn_active_flag;
+PN_API extern volatile int pn_active_flag;
 static inline int pn_active(void) { return pn_active_flag; }
 
 /* Nonzero when Proton was disabled by TRITON_DISABLE_PROTON / TRITON_PROTON_DISABLE. */
-int pn_disabled(void);
+PN_API int pn_disabled(void);
 
 /* Text of the last error on this thread; borrowed, valid until the next pn_ call. */
-const char *pn_last_error(void);
+PN_API const char *pn_last_error(void);
 
 /* ---- clocks ------------------------------------------------------------------- */
 
 /* Raw timestamp in clock ticks (rdtsc, rdtime, cntvct_el0 or clock_gettime ns). */
-uint64_t pn_ticks(void);
+PN_API uint64_t pn_ticks(void);
 /* Converts a tick difference to nanoseconds with the calibrated rate. */
-uint64_t pn_ticks_to_ns(uint64_t ticks);
+PN_API uint64_t pn_ticks_to_ns(uint64_t ticks);
 /* Wall-clock (CLOCK_REALTIME) ns of a tick value, for baseTimeNanoseconds. */
-uint64_t pn_ticks_to_epoch_ns(uint64_t ticks);
+PN_API uint64_t pn_ticks_to_epoch_ns(uint64_t ticks);
 /* "tsc", "rdtime", "cntvct" or "clock_gettime"; borrowed static string. */
-const char *pn_clock_source(void);
+PN_API const char *pn_clock_source(void);
 
 /* ---- kernel sites ---------------------------------------------------------------- */
 
@@ -74,7 +84,7 @@ typedef struct PnKernelDesc {
 } PnKernelDesc;
 
 /* Registers a kernel site; returns its id (>= 1) or 0 on failure. Thread-safe. */
-uint32_t pn_kernel_register(const PnKernelDesc *d);
+PN_API uint32_t pn_kernel_register(const PnKernelDesc *d);
 
 /* ---- launch hooks (runtime) -------------------------------------------------------- */
 
@@ -93,94 +103,120 @@ struct PnThread {
 /* One launch in flight, owned by the launching thread (stack storage). Opaque size
  * large enough for Proton's bookkeeping; callers only pass its address. */
 typedef struct PnLaunch {
-    uint64_t opaque[16 + 8 * 8];
+    uint64_t opaque[16];
 } PnLaunch;
 
 /* Called by the launching thread before and after the grid runs. 'nthreads' is the
  * number of OpenMP threads that will run programs (1 for an inline launch). */
-void pn_launch_begin(PnLaunch *l, uint32_t site, const int32_t grid[3], int nthreads);
-void pn_launch_end(PnLaunch *l);
+PN_API void pn_launch_begin(PnLaunch *l, uint32_t site, const int32_t grid[3], int nthreads);
+PN_API void pn_launch_end(PnLaunch *l);
 
 /* Called by every thread that runs programs of the launch (including the launching
  * thread for inline launches), around its share of the grid. 'worker' is the OpenMP
- * thread number (0..nthreads-1). Returns the PnThread to pass to the kernel; counter
- * deltas between begin and end are added to the launch. */
-PnThread *pn_worker_begin(PnLaunch *l, int worker);
-void pn_worker_end(PnLaunch *l, PnThread *t);
+ * thread number (0..nthreads-1); each worker number at most once per launch. Returns
+ * the PnThread to pass to the kernel (pn_thread_noop() when the launch is not
+ * recorded); counter deltas between begin and end are added to the launch. All
+ * workers must have ended before pn_launch_end (the parallel region's join). */
+PN_API PnThread *pn_worker_begin(PnLaunch *l, int worker);
+PN_API void pn_worker_end(PnLaunch *l, PnThread *t);
+
+/* A PnThread whose record function does nothing: what an instrumented kernel gets
+ * when it runs while nothing records (pn_worker_begin also returns it then).
+ * Borrowed, process lifetime. */
+PN_API PnThread *pn_thread_noop(void);
 
 /* Optional per-program-instance timeline events (when the launch asked for them:
  * pn_launch_wants_programs()). pid is the program id. */
-int pn_launch_wants_programs(const PnLaunch *l);
-void pn_program_begin(PnThread *t, const int32_t pid[3]);
-void pn_program_end(PnThread *t);
+PN_API int pn_launch_wants_programs(const PnLaunch *l);
+PN_API void pn_program_begin(PnThread *t, const int32_t pid[3]);
+PN_API void pn_program_end(PnThread *t);
 
 /* ---- sessions (triton.profiler) ------------------------------------------------------ */
 
 enum { PN_DATA_TREE = 0, PN_DATA_TRACE = 1 };
 enum { PN_CONTEXT_SHADOW = 0, PN_CONTEXT_PYTHON = 1 };
 
-/* Starts (and activates) a session writing to 'path' + format suffix at finalize.
- * A live session with the same path is re-activated and its id returned. Ids start at
- * 0 and are never reused. Returns the id (>= 0) or -errno (message in pn_last_error). */
-int pn_session_start(const char *path, int context, int data);
-int pn_session_activate(int id);      /* id < 0: all sessions */
-int pn_session_deactivate(int id);    /* id < 0: all sessions */
-/* Writes the session's file(s) and deletes it. fmt: "", "hatchet", "chrome_trace".
- * id < 0: all sessions. Unknown ids are ignored (returns 0). */
-int pn_session_finalize(int id, const char *fmt);
+/* Starts (and activates) a session writing to 'path' + format suffix at finalize
+ * ("" or "-": stdout; NULL: "proton"). A live session with the same path is
+ * re-activated and its id returned. Ids start at 0 and are never reused. Returns the
+ * id (>= 0) or -errno (message in pn_last_error): -ECANCELED when Proton is disabled,
+ * -EINVAL for an unknown context or data, -EMFILE beyond 31 live sessions. */
+PN_API int pn_session_start(const char *path, int context, int data);
+/* id < 0: all sessions. -EINVAL "Session has not been initialized: <id>" otherwise. */
+PN_API int pn_session_activate(int id);
+PN_API int pn_session_deactivate(int id);
+/* Writes the session's file and deletes it. fmt: "" (tree → .hatchet, trace →
+ * .chrome_trace), "hatchet", "chrome_trace"; a mismatch or unknown format returns
+ * -EINVAL (upstream messages) and keeps the session. id < 0: all sessions. Unknown ids
+ * are ignored (returns 0). */
+PN_API int pn_session_finalize(int id, const char *fmt);
 /* Number of frames on the session's context stack for this thread, or -1. */
-int pn_session_depth(int id);
-/* Writes the session's tree as hatchet JSON text to the callback (for data.get()). */
-int pn_session_tree_json(int id, void (*write)(const char *s, size_t n, void *user), void *user);
+PN_API int pn_session_depth(int id);
+/* Writes the session's tree as hatchet JSON text to the callback (for data.get());
+ * -EINVAL for data=trace sessions ("Only TreeData is supported ...") and unknown ids. */
+PN_API int pn_session_tree_json(int id, void (*write)(const char *s, size_t n, void *user), void *user);
 
 /* ---- host scopes ------------------------------------------------------------------- */
 
-/* Pushes a scope named 'name' on this thread's stack in every active session; returns
- * a fresh scope id (process-wide counter starting at 1). */
-uint64_t pn_scope_enter(const char *name);
-/* Pops the innermost scope on this thread; -EINVAL when the stack is empty. */
-int pn_scope_exit(uint64_t scope_id);
+/* Pushes a scope named 'name' on this thread's stack in every recording consumer
+ * (active sessions, kernel capture); returns a fresh scope id (process-wide counter
+ * starting at 1) whether or not anything records. */
+PN_API uint64_t pn_scope_enter(const char *name);
+/* Pops the innermost scope on this thread (from exactly the consumers it was pushed
+ * on). -EINVAL "Context stack is empty" when this thread has no open scope (also when
+ * the matching enter happened before anything recorded: callers may ignore it), and
+ * -EINVAL "Context stack is not balanced" (after popping) when scope_id is nonzero and
+ * not the innermost scope's id. */
+PN_API int pn_scope_exit(uint64_t scope_id);
 
 /* Adds a metric to the innermost scope node of this thread (or the root when none) in
- * every active session. kind: PN_METRIC_INT, _DOUBLE; exclusive/property flags follow
- * the upstream "(exc)" / "(pty)" suffix rules and are parsed from 'name'. Mixing kinds
- * for one name on one node returns -EINVAL with the upstream message. */
+ * every recording consumer. kind: PN_METRIC_INT, _DOUBLE; exclusive/property flags
+ * follow the upstream "(exc)" / "(pty)" suffix rules and are parsed from 'name'
+ * (and stripped); flops* are stored as doubles and bytes as ints. Mixing kinds for one
+ * name on one node returns -EINVAL with the upstream message ("Metric value type
+ * mismatch for valueId 0 (<name>): current=double, new=int64_t") and adds nothing. */
 enum { PN_METRIC_INT = 0, PN_METRIC_DOUBLE = 1 };
-int pn_scope_add_metric(const char *name, int kind, int64_t ival, double dval);
+PN_API int pn_scope_add_metric(const char *name, int kind, int64_t ival, double dval);
 
 /* ---- kernel capture / spine-triton compatibility ----------------------------------- */
 
 /* Clears everything recorded by kernel capture and the compatibility profiler. */
-void pn_capture_reset(void);
+PN_API void pn_capture_reset(void);
 /* Starts / stops recording into the capture store (profiler.start()/stop()). */
-void pn_capture_enable(int on);
+PN_API void pn_capture_enable(int on);
 /* Writes the capture store: path NULL → PROTON_OUTPUT, or the console table on
- * stderr when that is unset too. Format by suffix (.json, .hatchet). */
-int pn_capture_dump(const char *path);
+ * stderr when that is unset too. Format by suffix: .json / .chrome_trace → Chrome
+ * trace, .hatchet → tree, anything else → the console table into that file. Marks the
+ * store as written (the exit handler will not write it again unless more is
+ * recorded). 0 or -errno. */
+PN_API int pn_capture_dump(const char *path);
 /* Aggregated capture results as JSON text {"kernel[grid]": {"count":..,"total_ns":..,
  * "min_ns":..,"max_ns":..,"avg_ns":..}, ...}, through the callback. */
-int pn_capture_results_json(void (*write)(const char *s, size_t n, void *user), void *user);
+PN_API int pn_capture_results_json(void (*write)(const char *s, size_t n, void *user), void *user);
 
-/* Writes all pending output now (finalizes sessions, dumps capture). Called by the
- * exit and signal handlers; safe to call more than once. */
-void pn_flush_all(void);
+/* Writes all pending output now (finalizes every session, dumps the capture store
+ * when it holds undumped data). The exit and signal handlers do the same; safe to
+ * call more than once. */
+PN_API void pn_flush_all(void);
 
 /* ---- counters -------------------------------------------------------------------- */
 
-/* Events in use (names as printed in outputs) and where they come from. */
-int pn_counter_count(void);
-const char *pn_counter_name(int i);
-const char *pn_counter_source(void); /* "hardware", "software" or "none" */
+/* Events in use (names as printed in outputs: "task-clock (ns)" for time events) and
+ * where they come from. Resolves PROTON_EVENTS on first use (probing perf_event);
+ * prints nothing. pn_counter_name returns NULL out of range; borrowed strings. */
+PN_API int pn_counter_count(void);
+PN_API const char *pn_counter_name(int i);
+PN_API const char *pn_counter_source(void); /* "hardware", "software" or "none" */
 
 /* Every event libpfm4 knows for the PMUs of this machine (plus the generic perf
  * software events), through the callback: name, description, pmu name, and whether
  * it is a hardware event. Returns the number of events or -errno. */
 typedef void (*PnEventFn)(const char *name, const char *desc, const char *pmu, int is_hw,
                           void *user);
-int pn_events_foreach(PnEventFn fn, void *user);
+PN_API int pn_events_foreach(PnEventFn fn, void *user);
 /* Tries to open 'name' (libpfm4 syntax) for this thread now and closes it again.
  * Returns 0 when it opens, else -errno with the reason in 'why'. */
-int pn_event_probe(const char *name, char *why, size_t whylen);
+PN_API int pn_event_probe(const char *name, char *why, size_t whylen);
 
 #ifdef __cplusplus
 }

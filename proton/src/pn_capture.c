@@ -1,0 +1,146 @@
+/*
+ * pn_capture.c — the kernel-capture store (consumer slot 0) and the spine-triton
+ * compatible profiler calls built on it.
+ *
+ * PROTON_KERNEL_CAPTURE=1 switches the store on at pn_init (read at run time,
+ * nothing compiled in); profiler.start()/stop() map to pn_capture_enable, reset()
+ * to pn_capture_reset (a new identity for slot 0: old data becomes stale and is
+ * freed by its owners), dump() to pn_capture_dump, get_results() to
+ * pn_capture_results_json. The store follows host scopes like a session, keeps a
+ * timeline (so any output format can be chosen at dump time) and is written at exit
+ * when it holds anything not dumped yet.
+ */
+#include "pn_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int pn_capture_dirty;
+
+/* Output format from a path's suffix: .json / .chrome_trace → Chrome trace,
+ * .hatchet → tree, anything else → the console table written to that file. */
+int
+pn_format_for_path(const char *p)
+{
+    const char *dot = strrchr(p, '.'), *slash = strrchr(p, '/');
+    if (!dot || (slash && dot < slash))
+        return PN_FMT_CONSOLE;
+    if (strcmp(dot, ".json") == 0 || strcmp(dot, ".chrome_trace") == 0)
+        return PN_FMT_CHROME;
+    if (strcmp(dot, ".hatchet") == 0)
+        return PN_FMT_HATCHET;
+    return PN_FMT_CONSOLE;
+}
+
+/* Switches slot 0 on (creating it) or off. Holds pn_mu. */
+void
+pn_capture_enable_locked(int on)
+{
+    PnSlot *s = &pn_slots[PN_CAPTURE_SLOT];
+    if (on && !s->used) {
+        s->used = 1;
+        s->id = -1;
+        PN_REL(&pn_slot_ctick[PN_CAPTURE_SLOT], pn_clock_unique_tick());
+    }
+    if (s->used)
+        s->active = on;
+    pn_mask_update();
+}
+
+void
+pn_capture_enable(int on)
+{
+    pn_init();
+    if (pn_disabled())
+        return;
+    pthread_mutex_lock(&pn_mu);
+    pn_capture_enable_locked(on);
+    pthread_mutex_unlock(&pn_mu);
+    if (on) {
+        pn_counters_setup(); /* probe now rather than inside the first launch */
+        pn_arm_exit();
+    }
+}
+
+void
+pn_capture_reset(void)
+{
+    pn_init();
+    pthread_mutex_lock(&pn_mu);
+    if (pn_slots[PN_CAPTURE_SLOT].used) {
+        PN_REL(&pn_slot_ctick[PN_CAPTURE_SLOT], pn_clock_unique_tick());
+        __atomic_add_fetch(&pn_gc_epoch, 1, __ATOMIC_RELAXED);
+        pn_tls_collect();
+    }
+    PN_ST(&pn_capture_dirty, 0);
+    pthread_mutex_unlock(&pn_mu);
+}
+
+/* Writes the store. Holds pn_mu. */
+int
+pn_capture_dump_locked(const char *path)
+{
+    const char *p = path ? path : pn_cfg.output;
+    int rc;
+    if (p && !*p)
+        p = NULL;
+    /* cleared before reading: a launch that ends meanwhile marks the store again */
+    PN_ST(&pn_capture_dirty, 0);
+    rc = pn_slot_write(PN_CAPTURE_SLOT, pn_slot_ctick[PN_CAPTURE_SLOT],
+                       p ? pn_format_for_path(p) : PN_FMT_CONSOLE, p);
+    if (rc < 0)
+        PN_ST(&pn_capture_dirty, 1);
+    return rc;
+}
+
+int
+pn_capture_dump(const char *path)
+{
+    int rc;
+    pn_init();
+    pthread_mutex_lock(&pn_mu);
+    rc = pn_capture_dump_locked(path);
+    pthread_mutex_unlock(&pn_mu);
+    return rc;
+}
+
+int
+pn_capture_results_json(void (*write)(const char *s, size_t n, void *user), void *user)
+{
+    PnTree tr;
+    PnKRow *rows = NULL;
+    uint32_t n = 0;
+    cJSON *o = NULL;
+    int rc;
+    pn_init();
+    pthread_mutex_lock(&pn_mu);
+    rc = pn_tree_build(&tr, PN_CAPTURE_SLOT, pn_slot_ctick[PN_CAPTURE_SLOT], 1);
+    if (rc < 0)
+        goto out;
+    if ((rc = pn_tree_kernel_rows(&tr, &rows, &n)) < 0 || !(o = cJSON_CreateObject())) {
+        rc = rc < 0 ? rc : -ENOMEM;
+        goto out_tree;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        char key[512];
+        cJSON *r = cJSON_CreateObject();
+        uint64_t total = pn_ticks_to_ns(rows[i].ticks);
+        snprintf(key, sizeof key, "%s[%d,%d,%d]", pn_name_get(rows[i].name), rows[i].grid[0],
+                 rows[i].grid[1], rows[i].grid[2]);
+        cJSON_AddItemToObject(r, "count", pn_json_uint(rows[i].count));
+        cJSON_AddItemToObject(r, "total_ns", pn_json_uint(total));
+        cJSON_AddItemToObject(r, "min_ns", pn_json_uint(pn_ticks_to_ns(rows[i].tmin)));
+        cJSON_AddItemToObject(r, "max_ns", pn_json_uint(pn_ticks_to_ns(rows[i].tmax)));
+        cJSON_AddItemToObject(r, "avg_ns", pn_json_double((double)total / (double)rows[i].count));
+        cJSON_AddItemToObject(o, key, r);
+    }
+    pn_json_print(o, 0, write, user);
+    cJSON_Delete(o);
+out_tree:
+    free(rows);
+    pn_tree_fini(&tr);
+out:
+    pthread_mutex_unlock(&pn_mu);
+    return rc;
+}

@@ -1,0 +1,276 @@
+/*
+ * pn_counters.c — one perf_event group per thread, read with rdpmc or read().
+ *
+ * A thread opens its group lazily the first time it records (pid=0, cpu=-1: this
+ * thread on any CPU; leader disabled until every member is open, then enabled for
+ * the whole group; user level only). Every member is mmapped; when the kernel sets
+ * cap_user_rdpmc the counters are read in user space with the seqlock protocol of
+ * include/uapi/linux/perf_event.h (rdpmc on x86-64, csrr of hpmcounterN on riscv64,
+ * mrs of pmevcntrN_el0/pmccntr_el0 on aarch64), with time_enabled/time_running
+ * extended to "now" through cap_user_time when the group is multiplexed. Otherwise
+ * (no rdpmc, event not on a counter right now, software events) one read() of the
+ * group returns every value plus time_enabled/time_running.
+ * Deltas are scaled by enabled/running over the interval (multiplexing).
+ * Reference: perf_event_open(2); tools/lib/perf/mmap.c in the kernel tree.
+ */
+#include "pn_int.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* ---- reading a hardware counter from user space ------------------------------------ */
+
+#if defined(__x86_64__)
+static inline uint64_t
+read_pmc(uint32_t counter)
+{
+    uint32_t lo, hi;
+    __asm__ __volatile__("rdpmc" : "=a"(lo), "=d"(hi) : "c"(counter));
+    return ((uint64_t)hi << 32) | lo;
+}
+static inline uint64_t
+read_cyc(void)
+{
+    uint32_t lo, hi;
+    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+}
+#define HAVE_PMC 1
+#elif defined(__riscv) && __riscv_xlen == 64
+/* csrr needs the CSR number in the instruction: one case per hpmcounter */
+#define CSR_CASE(n) \
+    case n: __asm__ __volatile__("csrr %0, " #n : "=r"(v)); break;
+#define CSR_CASES4(n) CSR_CASE(n) CSR_CASE(n + 1) CSR_CASE(n + 2) CSR_CASE(n + 3)
+static inline uint64_t
+read_pmc(uint32_t counter)
+{
+    uint64_t v = 0;
+    switch (0xc00 + counter) {
+        CSR_CASES4(0xc00) CSR_CASES4(0xc04) CSR_CASES4(0xc08) CSR_CASES4(0xc0c)
+        CSR_CASES4(0xc10) CSR_CASES4(0xc14) CSR_CASES4(0xc18) CSR_CASES4(0xc1c)
+    default: break;
+    }
+    return v;
+}
+static inline uint64_t
+read_cyc(void)
+{
+    uint64_t t;
+    __asm__ __volatile__("rdtime %0" : "=r"(t));
+    return t;
+}
+#define HAVE_PMC 1
+#elif defined(__aarch64__)
+#define PMEV_CASE(n) \
+    case n: __asm__ __volatile__("mrs %0, pmevcntr" #n "_el0" : "=r"(v)); break;
+#define PMEV_CASES4(a, b, c, d) PMEV_CASE(a) PMEV_CASE(b) PMEV_CASE(c) PMEV_CASE(d)
+static inline uint64_t
+read_pmc(uint32_t counter)
+{
+    uint64_t v = 0;
+    if (counter == 31) {
+        __asm__ __volatile__("mrs %0, pmccntr_el0" : "=r"(v));
+        return v;
+    }
+    switch (counter) {
+        PMEV_CASES4(0, 1, 2, 3) PMEV_CASES4(4, 5, 6, 7) PMEV_CASES4(8, 9, 10, 11)
+        PMEV_CASES4(12, 13, 14, 15) PMEV_CASES4(16, 17, 18, 19) PMEV_CASES4(20, 21, 22, 23)
+        PMEV_CASES4(24, 25, 26, 27) PMEV_CASE(28) PMEV_CASE(29) PMEV_CASE(30)
+    default: break;
+    }
+    return v;
+}
+static inline uint64_t
+read_cyc(void)
+{
+    uint64_t t;
+    __asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(t)::"memory");
+    return t;
+}
+#define HAVE_PMC 1
+#else
+#define HAVE_PMC 0
+#endif
+
+#define BARRIER() __asm__ __volatile__("" ::: "memory")
+
+/* One event through its mmap page. Returns 0, or -1 when the value cannot be read
+ * in user space right now (no rdpmc, not on a counter, multiplexed without
+ * cap_user_time): the caller then falls back to read(). */
+static int
+rd_one(volatile struct perf_event_mmap_page *pc, uint64_t *val, uint64_t *ena, uint64_t *run)
+{
+#if HAVE_PMC
+    uint32_t seq, idx;
+    uint64_t count, enabled, running, cyc = 0, toff = 0, tcyc = 0, tmask = ~0ull;
+    uint32_t tmult = 0;
+    uint16_t tshift = 0;
+    int utime, tshort = 0;
+    do {
+        seq = pc->lock;
+        BARRIER();
+        enabled = pc->time_enabled;
+        running = pc->time_running;
+        utime = pc->cap_user_time;
+        if (utime && enabled != running) {
+            cyc = read_cyc();
+            toff = pc->time_offset;
+            tmult = pc->time_mult;
+            tshift = pc->time_shift;
+            tshort = pc->cap_user_time_short;
+            if (tshort) {
+                tcyc = pc->time_cycles;
+                tmask = pc->time_mask;
+            }
+        }
+        idx = pc->index;
+        count = pc->offset;
+        if (!pc->cap_user_rdpmc || !idx)
+            return -1;
+        {
+            uint16_t width = pc->pmc_width;
+            int64_t pmc = (int64_t)read_pmc(idx - 1);
+            pmc = (int64_t)((uint64_t)pmc << (64 - width)) >> (64 - width);
+            count += (uint64_t)pmc;
+        }
+        BARRIER();
+    } while (pc->lock != seq);
+    if (enabled != running) {
+        uint64_t quot, rem, delta;
+        if (!utime)
+            return -1;
+        if (tshort)
+            cyc = tcyc + ((cyc - tcyc) & tmask);
+        quot = cyc >> tshift;
+        rem = cyc & (((uint64_t)1 << tshift) - 1);
+        delta = toff + quot * tmult + ((rem * tmult) >> tshift);
+        enabled += delta;
+        running += delta;
+    }
+    *val = count;
+    *ena = enabled;
+    *run = running;
+    return 0;
+#else
+    (void)pc, (void)val, (void)ena, (void)run;
+    return -1;
+#endif
+}
+
+/* ---- api ---------------------------------------------------------------------------- */
+
+/* Opens this thread's group with the process-wide event set. 0, or -1 (no counters
+ * for this thread; the state stays -1 until the set changes). */
+int
+pn_ctr_open(PnCtrGroup *g)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    int lead = -1;
+    pn_counters_setup();
+    memset(g, 0, sizeof *g);
+    for (int i = 0; i < PN_MAX_COUNTERS; i++)
+        g->fd[i] = -1;
+    g->gen = pn_ctrs.gen;
+    g->state = -1;
+    if (pn_ctrs.n == 0)
+        return -1;
+    pn_counters_notice();
+    for (int i = 0; i < pn_ctrs.n; i++) {
+        struct perf_event_attr a = pn_ctrs.ev[i].attr;
+        a.disabled = i == 0;
+        g->fd[i] = pn_event_open(&a, lead, NULL, 0);
+        if (g->fd[i] < 0) {
+            g->fd[i] = -1;
+            pn_ctr_close(g);
+            g->state = -1;
+            return -1;
+        }
+        if (i == 0)
+            lead = g->fd[0];
+        g->n++;
+    }
+    ioctl(lead, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
+    g->rdpmc = HAVE_PMC;
+    for (int i = 0; i < g->n; i++) {
+        void *p = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, g->fd[i], 0);
+        g->pc[i] = p == MAP_FAILED ? NULL : p;
+        if (!g->pc[i] || !g->pc[i]->cap_user_rdpmc)
+            g->rdpmc = 0;
+    }
+    g->state = 1;
+    return 0;
+}
+
+void
+pn_ctr_close(PnCtrGroup *g)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    for (int i = 0; i < PN_MAX_COUNTERS; i++) {
+        if (g->pc[i])
+            munmap(g->pc[i], (size_t)page);
+        g->pc[i] = NULL;
+    }
+    for (int i = PN_MAX_COUNTERS - 1; i >= 0; i--) {
+        if (g->fd[i] >= 0)
+            close(g->fd[i]);
+        g->fd[i] = -1;
+    }
+    g->state = 0;
+    g->rdpmc = 0;
+    g->n = 0;
+}
+
+/* All members through rdpmc; -1 when any of them cannot be read that way now. */
+int
+pn_ctr_read_rdpmc(PnCtrGroup *g, PnCtrVal *out)
+{
+    uint64_t e, r;
+    for (int i = 0; i < g->n; i++) {
+        if (rd_one(g->pc[i], &out->v[i], &e, &r) < 0)
+            return -1;
+        if (i == 0) {
+            out->enabled = e;
+            out->running = r;
+        }
+    }
+    return 0;
+}
+
+/* Current values of the group; 0, or -1 when the group cannot be read. */
+int
+pn_ctr_read(PnCtrGroup *g, PnCtrVal *out)
+{
+    struct {
+        uint64_t nr, ena, run, v[PN_MAX_COUNTERS];
+    } b;
+    ssize_t n;
+    if (g->rdpmc && pn_ctr_read_rdpmc(g, out) == 0)
+        return 0;
+    n = read(g->fd[0], &b, sizeof b);
+    if (n < (ssize_t)(3 * sizeof(uint64_t)) || b.nr != g->n)
+        return -1;
+    memcpy(out->v, b.v, g->n * sizeof(uint64_t));
+    out->enabled = b.ena;
+    out->running = b.run;
+    return 0;
+}
+
+/* d[i] = (b - a) scaled by enabled/running over the interval; 0 when the group did
+ * not run at all in it. Scaling uses quotient and remainder to avoid overflow. */
+void
+pn_ctr_delta(const PnCtrVal *a, const PnCtrVal *b, int n, uint64_t *d)
+{
+    uint64_t de = b->enabled - a->enabled, dr = b->running - a->running;
+    for (int i = 0; i < n; i++) {
+        uint64_t dv = b->v[i] - a->v[i];
+        if (dr == de)
+            d[i] = dv;
+        else if (dr == 0)
+            d[i] = 0;
+        else
+            d[i] = dv / dr * de + (uint64_t)((unsigned __int128)(dv % dr) * de / dr);
+    }
+}

@@ -1,0 +1,206 @@
+/*
+ * pn_json.c — JSON text for the writers: exact numbers and the upstream layout.
+ *
+ * Trees are built with cJSON, but numbers are stored as raw text items so that
+ * integers stay exact beyond 2^53 and doubles print as the shortest text that reads
+ * back to the same value (with ".0" when integral, like nlohmann::json). The printer
+ * writes either compact text or the layout of nlohmann's dump(4) that upstream
+ * Proton's .hatchet files have: 4-space indent, "key": value, [] and {} for empty
+ * containers, non-ASCII UTF-8 passed through. Output goes through a 16 KB buffer to
+ * the caller's writer callback.
+ */
+#include "pn_int.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct JOut {
+    PnWriteFn w;
+    void *user;
+    size_t n;
+    char buf[16384];
+} JOut;
+
+static void
+flush(JOut *o)
+{
+    if (o->n)
+        o->w(o->buf, o->n, o->user);
+    o->n = 0;
+}
+
+static void
+put(JOut *o, const char *s, size_t n)
+{
+    if (o->n + n > sizeof o->buf) {
+        flush(o);
+        if (n > sizeof o->buf) {
+            o->w(s, n, o->user);
+            return;
+        }
+    }
+    memcpy(o->buf + o->n, s, n);
+    o->n += n;
+}
+
+static void
+puts_(JOut *o, const char *s)
+{
+    put(o, s, strlen(s));
+}
+
+static void
+indent(JOut *o, int depth)
+{
+    static const char sp[] = "                                                                ";
+    size_t n = (size_t)depth * 4;
+    while (n > sizeof sp - 1) {
+        put(o, sp, sizeof sp - 1);
+        n -= sizeof sp - 1;
+    }
+    put(o, sp, n);
+}
+
+static void
+put_string(JOut *o, const char *s)
+{
+    const char *run = s;
+    put(o, "\"", 1);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        char esc[8];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        put(o, run, (size_t)(s - run));
+        run = s + 1;
+        switch (c) {
+        case '"': puts_(o, "\\\""); break;
+        case '\\': puts_(o, "\\\\"); break;
+        case '\n': puts_(o, "\\n"); break;
+        case '\r': puts_(o, "\\r"); break;
+        case '\t': puts_(o, "\\t"); break;
+        case '\b': puts_(o, "\\b"); break;
+        case '\f': puts_(o, "\\f"); break;
+        default:
+            snprintf(esc, sizeof esc, "\\u%04x", c);
+            puts_(o, esc);
+        }
+    }
+    put(o, run, (size_t)(s - run));
+    put(o, "\"", 1);
+}
+
+/* shortest %g text that reads back as 'v' */
+static void
+shortest(double v, char *b, size_t n)
+{
+    for (int p = 1; p <= 17; p++) {
+        snprintf(b, n, "%.*g", p, v);
+        if (strtod(b, NULL) == v)
+            return;
+    }
+}
+
+static void
+emit(JOut *o, const cJSON *j, int pretty, int depth)
+{
+    char b[40];
+    switch (j->type & 0xff) {
+    case cJSON_NULL: puts_(o, "null"); break;
+    case cJSON_False: puts_(o, "false"); break;
+    case cJSON_True: puts_(o, "true"); break;
+    case cJSON_Raw: puts_(o, j->valuestring); break;
+    case cJSON_String: put_string(o, j->valuestring); break;
+    case cJSON_Number:
+        if (!isfinite(j->valuedouble))
+            puts_(o, "null");
+        else if (j->valuedouble == floor(j->valuedouble) && fabs(j->valuedouble) < 9e15)
+            snprintf(b, sizeof b, "%.0f", j->valuedouble), puts_(o, b);
+        else
+            shortest(j->valuedouble, b, sizeof b), puts_(o, b);
+        break;
+    case cJSON_Array:
+    case cJSON_Object: {
+        int obj = (j->type & 0xff) == cJSON_Object;
+        const cJSON *c = j->child;
+        if (!c) {
+            puts_(o, obj ? "{}" : "[]");
+            break;
+        }
+        puts_(o, obj ? "{" : "[");
+        for (; c; c = c->next) {
+            if (pretty) {
+                puts_(o, "\n");
+                indent(o, depth + 1);
+            }
+            if (obj) {
+                put_string(o, c->string ? c->string : "");
+                puts_(o, pretty ? ": " : ":");
+            }
+            emit(o, c, pretty, depth + 1);
+            if (c->next)
+                puts_(o, ",");
+        }
+        if (pretty) {
+            puts_(o, "\n");
+            indent(o, depth);
+        }
+        puts_(o, obj ? "}" : "]");
+        break;
+    }
+    default: puts_(o, "null");
+    }
+}
+
+/* Writes 'j' as JSON text (pretty: the nlohmann dump(4) layout) to 'w'. */
+void
+pn_json_print(const cJSON *j, int pretty, PnWriteFn w, void *user)
+{
+    JOut *o = malloc(sizeof *o);
+    if (!o)
+        return;
+    o->w = w;
+    o->user = user;
+    o->n = 0;
+    emit(o, j, pretty, 0);
+    flush(o);
+    free(o);
+}
+
+void
+pn_json_file_write(const char *s, size_t n, void *user)
+{
+    fwrite(s, 1, n, (FILE *)user);
+}
+
+/* ---- exact numbers ------------------------------------------------------------------ */
+
+cJSON *
+pn_json_int(int64_t v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%" PRId64, v);
+    return cJSON_CreateRaw(b);
+}
+
+cJSON *
+pn_json_uint(uint64_t v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%" PRIu64, v);
+    return cJSON_CreateRaw(b);
+}
+
+cJSON *
+pn_json_double(double v)
+{
+    char b[40];
+    if (!isfinite(v))
+        return cJSON_CreateNull();
+    shortest(v, b, sizeof b);
+    if (!strpbrk(b, ".eEn"))
+        strcat(b, ".0");
+    return cJSON_CreateRaw(b);
+}

@@ -1,0 +1,452 @@
+/*
+ * test_proton_threads.c — concurrency, bounded memory and process exit:
+ * 8 threads recording at once lose nothing; drops are counted exactly at a small
+ * PROTON_TRACE_LIMIT; the budget of a finished session is reused; the capture
+ * store is written at exit and on SIGTERM (the process still dies by SIGTERM);
+ * an existing SIGINT handler is left alone; with nothing enabled nothing is
+ * printed or written. Exit paths run in fresh processes: this binary re-executes
+ * itself with a role in argv[1] and the environment of that role.
+ */
+#include "test_proton_util.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+static int
+setup(void **state)
+{
+    (void)state;
+    unsetenv("PROTON_KERNEL_CAPTURE");
+    unsetenv("PROTON_TRACE_LIMIT");
+    unsetenv("PROTON_OUTPUT");
+    setenv("PROTON_EVENTS", "none", 1);
+    pn_test_reset();
+    pn_clock_force(PN_CLK_GETTIME); /* real time: threads run concurrently */
+    return 0;
+}
+
+/* a launch of 'gx' programs on the calling thread, with scope 0 in every program */
+static void
+launch(uint32_t site, int gx)
+{
+    PnLaunch l;
+    int32_t g[3] = { gx, 1, 1 };
+    PnThread *t;
+    pn_launch_begin(&l, site, g, 1);
+    t = pn_worker_begin(&l, 0);
+    for (int p = 0; p < gx; p++) {
+        int32_t pid[3] = { p, 0, 0 };
+        if (pn_launch_wants_programs(&l))
+            pn_program_begin(t, pid);
+        t->record(t, 0, PN_REC_START);
+        t->record(t, 0, PN_REC_END);
+        if (pn_launch_wants_programs(&l))
+            pn_program_end(t);
+    }
+    pn_worker_end(&l, t);
+    pn_launch_end(&l);
+}
+
+static int
+count_cat(const cJSON *j, const char *cat)
+{
+    const cJSON *e;
+    int n = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "traceEvents"))
+    {
+        const cJSON *c = cJSON_GetObjectItem(e, "cat");
+        if (c && strcmp(c->valuestring, cat) == 0)
+            n++;
+    }
+    return n;
+}
+
+/* ---- 8 threads ------------------------------------------------------------------------ */
+
+#define NTHREADS 8
+#define LAUNCHES 300
+
+static uint32_t conc_site;
+
+static void *
+recorder(void *arg)
+{
+    char name[32];
+    uint64_t s;
+    snprintf(name, sizeof name, "thread%ld", (long)(intptr_t)arg);
+    s = pn_scope_enter(name);
+    for (int i = 0; i < LAUNCHES; i++)
+        launch(conc_site, 3);
+    pn_scope_exit(s);
+    return NULL;
+}
+
+static void
+test_eight_threads(void **state)
+{
+    static const char *sc[] = { "body" };
+    pthread_t th[NTHREADS];
+    int tree, trace;
+    PtBuf b = { 0 };
+    cJSON *t, *j, *r;
+    (void)state;
+    conc_site = pt_kernel("conc", 1, sc);
+    pn_capture_enable(1);
+    tree = pn_session_start(pt_path("conc_tree"), PN_CONTEXT_SHADOW, PN_DATA_TREE);
+    trace = pn_session_start(pt_path("conc_trace"), PN_CONTEXT_SHADOW, PN_DATA_TRACE);
+    for (long i = 0; i < NTHREADS; i++)
+        pthread_create(&th[i], NULL, recorder, (void *)(intptr_t)i);
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_join(th[i], NULL);
+    t = pt_tree(tree);
+    for (int i = 0; i < NTHREADS; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "thread%d/conc", i);
+        assert_int_equal(pt_im(pt_find(cJSON_GetArrayItem(t, 0), path), "count"), LAUNCHES);
+        assert_int_equal(pt_im(pt_find(cJSON_GetArrayItem(t, 0), path), "programs"), 3 * LAUNCHES);
+        snprintf(path, sizeof path, "thread%d/conc/body", i);
+        assert_int_equal(pt_im(pt_find(cJSON_GetArrayItem(t, 0), path), "scope_count"), 3 * LAUNCHES);
+    }
+    cJSON_Delete(t);
+    assert_int_equal(pn_session_finalize(trace, ""), 0);
+    j = pt_parse_file(pt_path("conc_trace.chrome_trace"));
+    assert_non_null(j);
+    assert_int_equal(count_cat(j, "kernel"), NTHREADS * LAUNCHES);
+    assert_int_equal(count_cat(j, "program"), NTHREADS * LAUNCHES * 3);
+    assert_int_equal(count_cat(j, "scope"), NTHREADS * LAUNCHES * 3);
+    assert_int_equal(count_cat(j, "host_scope"), NTHREADS);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "otherData"), "dropped_events")->valueint, 0);
+    cJSON_Delete(j);
+    assert_int_equal(pn_capture_results_json(pt_buf_write, &b), 0);
+    j = cJSON_Parse(b.s);
+    r = cJSON_GetObjectItem(j, "conc[3,1,1]");
+    assert_int_equal(cJSON_GetObjectItem(r, "count")->valueint, NTHREADS * LAUNCHES);
+    cJSON_Delete(j);
+    free(b.s);
+    pn_session_finalize(tree, "");
+    pn_capture_enable(0);
+}
+
+/* ---- drops ------------------------------------------------------------------------------ */
+
+/* limit 100: 150 launches x 4 programs → kept 100 + 100, dropped 50 + 500, exactly;
+ * the tree still counts all 150 */
+static void
+test_drop_exact(void **state)
+{
+    uint32_t k = pt_kernel("dropk", 0, NULL);
+    int id;
+    cJSON *j, *t;
+    (void)state;
+    setenv("PROTON_TRACE_LIMIT", "100", 1);
+    pn_test_reset();
+    id = pn_session_start(pt_path("drops"), PN_CONTEXT_SHADOW, PN_DATA_TRACE);
+    for (int i = 0; i < 150; i++) {
+        PnLaunch l;
+        int32_t g[3] = { 4, 1, 1 };
+        PnThread *th;
+        pn_launch_begin(&l, k, g, 1);
+        th = pn_worker_begin(&l, 0);
+        for (int p = 0; p < 4; p++) {
+            int32_t pid[3] = { p, 0, 0 };
+            pn_program_begin(th, pid);
+            pn_program_end(th);
+        }
+        pn_worker_end(&l, th);
+        pn_launch_end(&l);
+    }
+    assert_int_equal(pn_session_finalize(id, ""), 0);
+    j = pt_parse_file(pt_path("drops.chrome_trace"));
+    assert_int_equal(count_cat(j, "kernel"), 100);
+    assert_int_equal(count_cat(j, "program"), 100);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "otherData"), "dropped_events")->valueint, 550);
+    cJSON_Delete(j);
+    /* the budget of a finished session is given back: a new one records again, and
+     * a tree session next to it stays exact */
+    id = pn_session_start(pt_path("drops2"), PN_CONTEXT_SHADOW, PN_DATA_TRACE);
+    {
+        int tid = pn_session_start(pt_path("drops_tree"), PN_CONTEXT_SHADOW, PN_DATA_TREE);
+        for (int i = 0; i < 150; i++)
+            launch(k, 1);
+        t = pt_tree(tid);
+        assert_int_equal(pt_im(pt_find(cJSON_GetArrayItem(t, 0), "dropk"), "count"), 150);
+        cJSON_Delete(t);
+        pn_session_finalize(tid, "");
+    }
+    assert_int_equal(pn_session_finalize(id, ""), 0);
+    j = pt_parse_file(pt_path("drops2.chrome_trace"));
+    assert_int_equal(count_cat(j, "kernel"), 100);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "otherData"), "dropped_events")->valueint, 50 + 50);
+    cJSON_Delete(j);
+}
+
+static void *
+drop_worker(void *arg)
+{
+    uint32_t k = (uint32_t)(uintptr_t)arg;
+    for (int i = 0; i < 500; i++)
+        launch(k, 2);
+    return NULL;
+}
+
+/* 4 threads share a limit of 1000: kept + dropped == recorded, exactly */
+static void
+test_drop_threads(void **state)
+{
+    uint32_t k = pt_kernel("dropt", 1, (const char *const[]){ "s" });
+    pthread_t th[4];
+    int id, kept, dropped;
+    cJSON *j;
+    (void)state;
+    setenv("PROTON_TRACE_LIMIT", "1000", 1);
+    pn_test_reset();
+    pn_clock_force(PN_CLK_GETTIME);
+    id = pn_session_start(pt_path("drops_mt"), PN_CONTEXT_SHADOW, PN_DATA_TRACE);
+    for (int i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, drop_worker, (void *)(uintptr_t)k);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    assert_int_equal(pn_session_finalize(id, ""), 0);
+    j = pt_parse_file(pt_path("drops_mt.chrome_trace"));
+    kept = count_cat(j, "kernel") + count_cat(j, "program") + count_cat(j, "scope");
+    dropped = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "otherData"), "dropped_events")->valueint;
+    assert_int_equal(kept + dropped, 4 * 500 * (1 + 2 + 2));
+    assert_true(count_cat(j, "kernel") <= 1000);
+    assert_true(count_cat(j, "program") + count_cat(j, "scope") <= 1000);
+    cJSON_Delete(j);
+    unsetenv("PROTON_TRACE_LIMIT");
+}
+
+/* ---- exit paths, in fresh processes ---------------------------------------------------- */
+
+static char self_exe[1024];
+
+/* runs this binary as 'role' with extra environment; returns its wait status and,
+ * when 'err' is given, its stderr */
+static int
+run_child(const char *role, const char *const *env, char **err, int kill_after_ready)
+{
+    int ready[2], errp[2], status = 0;
+    pid_t pid;
+    char fdnum[16];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(errp), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(ready[0]);
+        close(errp[0]);
+        dup2(errp[1], 2);
+        snprintf(fdnum, sizeof fdnum, "%d", ready[1]);
+        setenv("PN_TEST_READY_FD", fdnum, 1);
+        unsetenv("PROTON_EVENTS");
+        for (int i = 0; env && env[i]; i += 2)
+            setenv(env[i], env[i + 1], 1);
+        execl(self_exe, self_exe, role, (char *)NULL);
+        _exit(127);
+    }
+    close(ready[1]);
+    close(errp[1]);
+    if (kill_after_ready) {
+        char c;
+        assert_int_equal(read(ready[0], &c, 1), 1);
+        kill(pid, kill_after_ready);
+    }
+    {
+        PtBuf b = { 0 };
+        char buf[4096];
+        ssize_t n;
+        pt_buf_write("", 0, &b);
+        while ((n = read(errp[0], buf, sizeof buf)) > 0)
+            pt_buf_write(buf, (size_t)n, &b);
+        if (err)
+            *err = b.s;
+        else
+            free(b.s);
+    }
+    waitpid(pid, &status, 0);
+    close(ready[0]);
+    close(errp[0]);
+    return status;
+}
+
+static void
+test_sigterm_writes(void **state)
+{
+    const char *env[] = { "PROTON_KERNEL_CAPTURE", "1", "PROTON_OUTPUT", pt_path("sigterm.json"), NULL };
+    int st;
+    cJSON *j;
+    (void)state;
+    unlink(pt_path("sigterm.json"));
+    st = run_child("child-sigterm", env, NULL, SIGTERM);
+    assert_true(WIFSIGNALED(st));
+    assert_int_equal(WTERMSIG(st), SIGTERM);
+    j = pt_parse_file(pt_path("sigterm.json"));
+    assert_non_null(j);
+    assert_int_equal(count_cat(j, "kernel"), 10);
+    cJSON_Delete(j);
+}
+
+static void
+test_exit_writes(void **state)
+{
+    const char *env[] = { "PROTON_KERNEL_CAPTURE", "1", "PROTON_OUTPUT", pt_path("atexit.hatchet"), NULL };
+    char *err = NULL;
+    int st;
+    cJSON *j;
+    (void)state;
+    unlink(pt_path("atexit.hatchet"));
+    st = run_child("child-exit", env, &err, 0);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_non_null(strstr(err, "proton: wrote"));
+    j = pt_parse_file(pt_path("atexit.hatchet"));
+    assert_int_equal(pt_im(pt_find(cJSON_GetArrayItem(j, 0), "exit_k"), "count"), 3);
+    cJSON_Delete(j);
+    free(err);
+    /* no PROTON_OUTPUT: the console table on stderr */
+    {
+        const char *env2[] = { "PROTON_KERNEL_CAPTURE", "1", NULL };
+        st = run_child("child-exit", env2, &err, 0);
+        assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        assert_non_null(strstr(err, "== Proton: 1 kernels, 3 launches"));
+        assert_non_null(strstr(err, "exit_k[2,1,1]"));
+        free(err);
+    }
+}
+
+static void
+test_sigint_left_alone(void **state)
+{
+    const char *env[] = { "PROTON_KERNEL_CAPTURE", "1", "PROTON_OUTPUT", pt_path("sigint.json"), NULL };
+    int st;
+    (void)state;
+    st = run_child("child-sigint", env, NULL, 0);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static void
+test_quiet_when_off(void **state)
+{
+    const char *env[] = { "PROTON_OUTPUT", pt_path("quiet.json"), NULL };
+    char *err = NULL;
+    int st;
+    (void)state;
+    unlink(pt_path("quiet.json"));
+    st = run_child("child-quiet", env, &err, 0);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_string_equal(err, "");
+    assert_int_equal(access(pt_path("quiet.json"), F_OK), -1);
+    free(err);
+}
+
+/* a forked child starts with an empty capture store and counts only its own launches */
+static void
+test_fork_child_capture(void **state)
+{
+    uint32_t k = pt_kernel("forked", 0, NULL);
+    PtBuf b = { 0 };
+    pid_t pid;
+    int st;
+    cJSON *j;
+    (void)state;
+    pn_capture_enable(1);
+    launch(k, 1);
+    launch(k, 1);
+    pid = fork();
+    if (pid == 0) {
+        PtBuf c = { 0 };
+        cJSON *cj;
+        int n;
+        launch(k, 1);
+        pn_capture_results_json(pt_buf_write, &c);
+        cj = cJSON_Parse(c.s);
+        n = cJSON_GetObjectItem(cJSON_GetObjectItem(cj, "forked[1,1,1]"), "count")->valueint;
+        _exit(n == 1 ? 0 : 10 + n);
+    }
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    pn_capture_results_json(pt_buf_write, &b);
+    j = cJSON_Parse(b.s);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "forked[1,1,1]"), "count")->valueint, 2);
+    cJSON_Delete(j);
+    free(b.s);
+    pn_capture_enable(0);
+}
+
+/* ---- child roles --------------------------------------------------------------------- */
+
+static void
+child_ready(void)
+{
+    const char *fd = getenv("PN_TEST_READY_FD");
+    if (fd && write(atoi(fd), "r", 1) != 1)
+        _exit(3);
+}
+
+static int
+child_main(const char *role)
+{
+    uint32_t k;
+    pn_init();
+    if (strcmp(role, "child-sigint") == 0) {
+        /* a handler installed before Proton arms (as Python's is) stays */
+        struct sigaction sa, now;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_IGN;
+        sigaction(SIGINT, &sa, NULL);
+        pn_capture_enable(1);
+        sigaction(SIGINT, NULL, &now);
+        if (now.sa_handler != SIG_IGN)
+            return 1;
+        sigaction(SIGTERM, NULL, &now);
+        if (now.sa_handler == SIG_DFL) /* default SIGTERM is taken over */
+            return 2;
+        pn_capture_enable(0);
+        return 0;
+    }
+    k = pt_kernel(strcmp(role, "child-exit") == 0 ? "exit_k" : "sig_k", 0, NULL);
+    if (strcmp(role, "child-sigterm") == 0) {
+        for (int i = 0; i < 10; i++)
+            launch(k, 2);
+        child_ready();
+        for (;;)
+            pause();
+    }
+    if (strcmp(role, "child-exit") == 0) {
+        for (int i = 0; i < 3; i++)
+            launch(k, 2);
+        return 0;
+    }
+    if (strcmp(role, "child-quiet") == 0) {
+        for (int i = 0; i < 3; i++)
+            launch(k, 2);
+        return pn_active() ? 1 : 0;
+    }
+    return 100;
+}
+
+int
+main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_eight_threads, setup),
+        cmocka_unit_test_setup(test_drop_exact, setup),
+        cmocka_unit_test_setup(test_drop_threads, setup),
+        cmocka_unit_test_setup(test_sigterm_writes, setup),
+        cmocka_unit_test_setup(test_exit_writes, setup),
+        cmocka_unit_test_setup(test_sigint_left_alone, setup),
+        cmocka_unit_test_setup(test_quiet_when_off, setup),
+        cmocka_unit_test_setup(test_fork_child_capture, setup),
+    };
+    ssize_t n;
+    if (argc > 1 && strncmp(argv[1], "child-", 6) == 0)
+        return child_main(argv[1]);
+    n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
+    self_exe[n > 0 ? n : 0] = '\0';
+    pt_tmpdir(); /* children inherit PN_TEST_OUT through pt_path() names */
+    return cmocka_run_group_tests_name("proton threads and exit", tests, NULL, NULL);
+}
