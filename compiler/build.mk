@@ -9,7 +9,13 @@ IR_OBJS := $(IR_SRCS:%.c=$(BUILD)/%.o)
 CG_OBJS := $(CG_SRCS:%.c=$(BUILD)/%.o)
 
 IR_LIB  := $(BUILD)/lib/libtritium_ir.a
+# The Python package loads the code generator from its own directory; sanitizer
+# builds keep theirs in the build tree so they never replace the normal library.
+ifeq ($(SAN),1)
+CG_LIB  := $(BUILD)/lib/libtritium_cg.so
+else
 CG_LIB  := python/triton/_C/libtritium_cg.so
+endif
 OPT_BIN := $(BUILD)/bin/tritium-opt
 
 $(IR_LIB): $(IR_OBJS)
@@ -20,7 +26,8 @@ $(IR_LIB): $(IR_OBJS)
 # importing triton does not map libMLIR/libLLVM until the first compile.
 $(CG_LIB): $(CG_OBJS) $(IR_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $(CG_OBJS) $(IR_LIB) $(LDFLAGS_ALL) $(MLIR_LIBS) -Wl,-soname,libtritium_cg.so
+	$(CC) -shared -o $@ $(CG_OBJS) $(IR_LIB) $(LDFLAGS_ALL) $(MLIR_LIBS) -Wl,-soname,libtritium_cg.so \
+	    -Wl,--exclude-libs,ALL
 
 $(OPT_BIN): $(BUILD)/compiler/tools/tritium_opt.o $(CG_OBJS) $(IR_LIB)
 	@mkdir -p $(dir $@)
@@ -28,3 +35,10 @@ $(OPT_BIN): $(BUILD)/compiler/tools/tritium_opt.o $(CG_OBJS) $(IR_LIB)
 
 ALL_TARGETS += $(IR_LIB) $(CG_LIB) $(OPT_BIN)
 CLEAN_EXTRA += $(CG_LIB)
+
+# ---- code generator tests --------------------------------------------------------
+# test_codegen and test_lo_math link the cg_*.o objects directly rather than
+# libtritium_cg.so, whose path is shared by the normal and the SAN build.
+TEST_LIBS_test_codegen := $(CG_OBJS) $(MLIR_LIBS)
+TEST_LIBS_test_lo_math := $(CG_OBJS) $(MLIR_LIBS)
+$(BUILD)/tests/test_codegen $(BUILD)/tests/test_lo_math: $(CG_OBJS)

@@ -43,17 +43,22 @@ typedef struct CgResult {
     char *asm_text;       /* assembly (want_stages) */
     uint8_t *obj;         /* object file bytes (always) */
     size_t obj_len;
-    char *error;          /* message on failure (MLIR diagnostics, linker output) */
-    double ms_mlir, ms_llvm, ms_link; /* time spent per phase */
+    char *error;          /* message on failure: "[<stage or pass>] <MLIR diagnostics>",
+                             LLVM or linker output */
+    double ms_mlir;       /* parse .. LLVM dialect, translation to LLVM IR */
+    double ms_llvm;       /* entry point, O3, object (and assembly) emission */
+    double ms_link;       /* ld.lld */
 } CgResult;
 
 /* Fills t for the machine we run on (triple, CPU name, features, vector width).
- * Honors SPINE_TRITON_TARGET_ARCH=riscv64 (cross target spacemit-x60 with RVV). */
+ * Honors SPINE_TRITON_TARGET_ARCH=riscv64 (cross target spacemit-x60 with RVV,
+ * VLEN 256). Returns 0. */
 int cg_host_target(CgTarget *t);
 
 /* Compiles 'linalg' (len bytes of MLIR text) and links the shared library at
- * so_path (written atomically: temporary file then rename). Returns 0 on success;
- * on failure a nonzero value and res->error. */
+ * so_path (written atomically: temporary file then rename; NULL: no link, only
+ * res->obj and the stages). Returns 0 on success; on failure a nonzero value and
+ * res->error. res is always filled; release it with cg_result_fini(). */
 int cg_compile(const char *linalg, size_t len, const CgOptions *o, const char *so_path,
                CgResult *res);
 

@@ -214,6 +214,11 @@ lo_emit_scalar_op(LoCtx *c, IrOp *op, const unsigned *args)
         return lo_emit(c->out, "arith.addi %%v%u#1, %%v%u : %s", r,
                        lo_emit(c->out, "arith.constant 0 : %s", ts), ts);
     }
+    case IR_ADDF:
+    case IR_SUBF:
+    case IR_MULF:
+        /* Triton fuses a*b+c into an FMA by default (enable_fp_fusion) */
+        return lo_emit(c->out, "%s %%v%u, %%v%u fastmath<contract> : %s", name, args[0], args[1], ts);
     case IR_PRECISE_DIVF:
         return lo_emit(c->out, "arith.divf %%v%u, %%v%u : %s", args[0], args[1], ts);
     case IR_PRECISE_SQRT:

@@ -9,12 +9,14 @@
  * functions themselves by tests/codegen/lo_math_fit.py (Lawson's weighted least
  * squares, coefficients rounded to f32). Multiplies and adds carry
  * fastmath<contract> so LLVM may fuse them into FMAs; the sin/cos argument
- * reduction uses math.fma explicitly because it needs exact products.
+ * reduction uses math.fma explicitly because it needs exact products (an FMA
+ * instruction on AVX2/AVX-512/RVV; a libm fmaf call on x86 without FMA).
  * Accuracy (tests/unit/test_lo_math.c, against libm in double): exp, exp2, log,
- * log2 <= 2 ulp; the others <= 4 ulp over their normal domains. sin/cos/tan use a
- * two-round Cody-Waite reduction with pi/2 in three f32 parts: <= 4 ulp for
- * |x| <= 1e5 and within 1e-3 absolute up to |x| = 1e9; beyond that the result
- * is finite but not meaningful. powf works in f64 internally.
+ * log2 <= 2 ulp (measured <= 1); the others <= 4 ulp (measured <= 3) over their
+ * normal domains. sin/cos/tan use a two-round Cody-Waite reduction with pi/2 in
+ * three f32 parts: <= 4 ulp for |x| <= 1e5, within 1e-3 absolute up to |x| = 1e9
+ * (tested; ~4e-4 at 1e11); beyond that the result is finite but not meaningful.
+ * powf works in f64 internally.
  * f64 is not expanded (returns 0): the caller emits math.* and libm does it.
  */
 #include "lo_int.h"
@@ -245,11 +247,14 @@ signbit_(Em *e, unsigned x)
 #define LOG2E 0x3fb8aa3bu
 
 /* e^r = 1 + r + r^2 P(r), |r| <= ln2/2 (minimax, rel. err 3e-9) */
-static const float exp_p[] = {0x1.fffffcp-2f, 0x1.55549p-3f, 0x1.5558fcp-5f, 0x1.123b8ap-7f, 0x1.6a2178p-10f};
+static const float exp_p[] = {0x1.fffffcp-2f, 0x1.55549p-3f, 0x1.5558fcp-5f, 0x1.123b8ap-7f,
+                              0x1.6a2178p-10f};
 /* 2^r = 1 + r P(r), |r| <= 1/2 (minimax, rel. err 2e-9) */
-static const float exp2_p[] = {0x1.62e43p-1f, 0x1.ebfbdcp-3f, 0x1.c6aee6p-5f, 0x1.3b2d52p-7f, 0x1.5f400ep-10f, 0x1.41fa9ep-13f};
+static const float exp2_p[] = {0x1.62e43p-1f, 0x1.ebfbdcp-3f, 0x1.c6aee6p-5f, 0x1.3b2d52p-7f,
+                               0x1.5f400ep-10f, 0x1.41fa9ep-13f};
 /* e^r - 1 = r + r^2 Q(r), |r| <= ln2/2 (minimax, rel. err 1.4e-8) */
-static const float expm1_q[] = {0x1.fffffep-2f, 0x1.5554aep-3f, 0x1.555676p-5f, 0x1.122904p-7f, 0x1.6bebcap-10f};
+static const float expm1_q[] = {0x1.fffffep-2f, 0x1.5554aep-3f, 0x1.555676p-5f, 0x1.122904p-7f,
+                                0x1.6bebcap-10f};
 
 /* 2^n for n in [-126, 127] */
 static unsigned
@@ -430,8 +435,7 @@ static const uint32_t pio2_part[3] = {0x3fc90fdbu, 0xb33bbd2eu, 0xa6f72cedu};
 
 /* sin r = r + r^3 S(r^2), cos r = C(r^2): Taylor to r^9 / r^10, |r| <= pi/4 */
 static const float sin_s[] = {-1.0f / 6, 1.0f / 120, -1.0f / 5040, 1.0f / 362880};
-static const float cos_c[] = {1.0f, -0.5f, 1.0f / 24, -1.0f / 720, 1.0f / 40320,
-                              -1.0f / 3628800};
+static const float cos_c[] = {1.0f, -0.5f, 1.0f / 24, -1.0f / 720, 1.0f / 40320, -1.0f / 3628800};
 
 /* r = x - j pi/2 for finite x, two rounds of three-part Cody-Waite with exact
  * (fma) products; *q = j mod 4 (i32). */
@@ -512,9 +516,11 @@ m_tan(Em *e, unsigned x)
 #define PI_LO 0xb3bbbd2eu
 
 /* atan u = u + u^3 A(u^2), |u| <= tan(pi/8) (minimax, rel. err 7e-10) */
-static const float atan_a[] = {-0x1.55554ap-2f, 0x1.999196p-3f, -0x1.23b51ep-3f, 0x1.b1ebe8p-4f, -0x1.f1ec0cp-5f};
+static const float atan_a[] = {-0x1.55554ap-2f, 0x1.999196p-3f, -0x1.23b51ep-3f, 0x1.b1ebe8p-4f,
+                               -0x1.f1ec0cp-5f};
 /* asin s = s + s^3 P(s^2), 0 <= s <= 1/2 (minimax, rel. err 3e-10) */
-static const float asin_p[] = {0x1.55554cp-3f, 0x1.33387cp-4f, 0x1.6caed2p-5f, 0x1.0491ap-5f, 0x1.d91fa8p-7f, 0x1.3355cp-5f};
+static const float asin_p[] = {0x1.55554cp-3f, 0x1.33387cp-4f, 0x1.6caed2p-5f, 0x1.0491ap-5f,
+                               0x1.d91fa8p-7f, 0x1.3355cp-5f};
 
 /* atan(t) for t >= 0 (or NaN): reduce to |u| <= tan(pi/8) around 0, pi/4, pi/2 */
 static unsigned
@@ -603,7 +609,8 @@ m_acos(Em *e, unsigned x)
 /* sinh x = x + x^3 S(x^2), |x| < 1: Taylor to x^11 */
 static const float sinh_s[] = {1.0f / 6, 1.0f / 120, 1.0f / 5040, 1.0f / 362880, 1.0f / 39916800};
 /* tanh x = x + x^3 T(x^2), |x| < 0.625 (minimax, rel. err 1.6e-10) */
-static const float tanh_t[] = {-0x1.555554p-2f, 0x1.111066p-3f, -0x1.b9ee9p-5f, 0x1.638b58p-6f, -0x1.0bf4fep-7f, 0x1.18e1ep-9f};
+static const float tanh_t[] = {-0x1.555554p-2f, 0x1.111066p-3f, -0x1.b9ee9p-5f, 0x1.638b58p-6f,
+                               -0x1.0bf4fep-7f, 0x1.18e1ep-9f};
 
 /* e^|x| / 2 for the clamped |x| */
 static unsigned
@@ -690,9 +697,11 @@ m_atanh(Em *e, unsigned x)
 /* ---- erf, cbrt, pow ------------------------------------------------------------------------- */
 
 /* erf x = x E(x^2), |x| < 0.84 (minimax, rel. err 5e-9) */
-static const float erf_e[] = {0x1.20dd74p+0f, -0x1.81271ep-2f, 0x1.ce24d4p-4f, -0x1.b73308p-6f, 0x1.4b8046p-8f, -0x1.4d6ccep-11f};
+static const float erf_e[] = {0x1.20dd74p+0f, -0x1.81271ep-2f, 0x1.ce24d4p-4f, -0x1.b73308p-6f,
+                              0x1.4b8046p-8f, -0x1.4d6ccep-11f};
 /* erfc x = e^-x^2 G(1/x), 0.84 <= x <= 3.92 (minimax, abs. err of erfc 3e-9) */
-static const float erfc_g[] = {-0x1.55d34ep-11f, 0x1.228142p-1f, 0x1.8899fcp-7f, -0x1.ae239cp-2f, 0x1.dbe028p-2f, -0x1.1428eap-2f, 0x1.5eaddcp-4f, -0x1.806132p-7f};
+static const float erfc_g[] = {-0x1.55d34ep-11f, 0x1.228142p-1f, 0x1.8899fcp-7f, -0x1.ae239cp-2f,
+                               0x1.dbe028p-2f, -0x1.1428eap-2f, 0x1.5eaddcp-4f, -0x1.806132p-7f};
 
 static unsigned
 m_erf(Em *e, unsigned x)
@@ -716,7 +725,8 @@ m_cbrt(Em *e, unsigned x)
     unsigned a = fabs_(e, x);
     unsigned sub_ = fcmp(e, "olt", a, kf(e, 0x1p-126f));
     unsigned big = fcmp(e, "ogt", a, kf(e, 0x1p96f)); /* keeps 2 y^3 + a finite */
-    unsigned as = mul(e, a, fsel(e, sub_, kf(e, 0x1p24f), fsel(e, big, kf(e, 0x1p-96f), kf(e, 1.0f))));
+    unsigned one = kf(e, 1.0f);
+    unsigned as = mul(e, a, fsel(e, sub_, kf(e, 0x1p24f), fsel(e, big, kf(e, 0x1p-96f), one)));
     unsigned i = ibin(e, "divui", f2bits(e, as), ki(e, 3));
     unsigned y = bits2f(e, ibin(e, "addi", i, ki(e, 710235477)));
     for (int k = 0; k < 2; k++) {
@@ -725,7 +735,7 @@ m_cbrt(Em *e, unsigned x)
         unsigned den = add(e, add(e, y3, y3), as);
         y = mul(e, y, fdiv(e, num, den));
     }
-    y = mul(e, y, fsel(e, sub_, kf(e, 0x1p-8f), fsel(e, big, kf(e, 0x1p32f), kf(e, 1.0f))));
+    y = mul(e, y, fsel(e, sub_, kf(e, 0x1p-8f), fsel(e, big, kf(e, 0x1p32f), one)));
     unsigned ok = band(e, fcmp(e, "ogt", a, kf(e, 0.0f)),
                        fcmp(e, "olt", a, kbits(e, 0x7f800000u)));
     return fsel(e, ok, copysign_(e, y, x), x);
@@ -738,7 +748,8 @@ pow_core(Em *e, unsigned ax, unsigned y)
     Em d = {e->b, "f64", "i64"};
     unsigned xd = lo_emit(e->b, "arith.extf %%v%u : f32 to f64", ax);
     unsigned yd = lo_emit(e->b, "arith.extf %%v%u : f32 to f64", y);
-    unsigned ix = ibin(&d, "addi", f2bits(&d, xd), ki(&d, 0x3ff0000000000000ll - 0x3fe6a09e667f3bcdll));
+    unsigned ix = ibin(&d, "addi", f2bits(&d, xd),
+                       ki(&d, 0x3ff0000000000000ll - 0x3fe6a09e667f3bcdll));
     unsigned k = ibin(&d, "subi", ibin(&d, "shrsi", ix, ki(&d, 52)), ki(&d, 1023));
     unsigned mi = ibin(&d, "addi", ibin(&d, "andi", ix, ki(&d, 0x000fffffffffffffll)),
                        ki(&d, 0x3fe6a09e667f3bcdll));
@@ -772,7 +783,8 @@ m_pow(Em *e, unsigned x, unsigned y)
     unsigned yodd = band(e, yint, fcmp(e, "une", rint_(e, half), half));
     unsigned neg = signbit_(e, x);
     res = fsel(e, band(e, neg, yodd), fneg(e, res), res);
-    unsigned negfin = band(e, fcmp(e, "olt", x, kf(e, 0.0f)), fcmp(e, "ogt", x, kbits(e, 0xff800000u)));
+    unsigned negfin = band(e, fcmp(e, "olt", x, kf(e, 0.0f)),
+                           fcmp(e, "ogt", x, kbits(e, 0xff800000u))); /* finite, < 0 */
     res = fsel(e, band(e, negfin, bnot(e, yint)), nan_(e), res);
     res = fsel(e, bor(e, is_nan(e, x), is_nan(e, y)), nan_(e), res);
     unsigned one = kf(e, 1.0f);

@@ -1,0 +1,107 @@
+/*
+ * cg_int.h — internal interface of the code generator (cg_*.c, libtritium_cg.so).
+ *
+ * cg_api.c drives one compile: cg_mlir.c (MLIR context, parse, pass pipeline,
+ * transform script from cg_script.c, translation to LLVM IR), cg_llvm.c (entry
+ * point, O3, object and assembly), cg_link.c (ld.lld). cg_target.c knows the
+ * targets. Everything a compile allocates belongs to that compile; the only
+ * process-wide state is the MLIR dialect registry, the pass registry and the
+ * LLVM target registry, each initialised once (pthread_once) and read-only after.
+ */
+#ifndef CG_INT_H
+#define CG_INT_H
+
+#include "codegen.h"
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+#include <mlir-c/IR.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CG_EXPORT __attribute__((visibility("default")))
+
+/* ---- growable text (cg_api.c) -------------------------------------------- */
+
+typedef struct CgStr {
+    char *p; /* NUL-terminated when non-NULL */
+    size_t n, cap;
+} CgStr;
+
+void cg_str_append(CgStr *s, const char *p, size_t n);
+void cg_str_printf(CgStr *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Takes the text (malloc'ed, possibly NULL when empty); s is reset. */
+char *cg_str_take(CgStr *s);
+void cg_str_fini(CgStr *s);
+double cg_now_ms(void);
+
+/* ---- kernel signature (filled by cg_mlir.c, used by cg_llvm.c) ------------ */
+
+typedef enum CgArgKind {
+    CG_ARG_MEMREF, /* memref<?xT>: one pointer slot, five descriptor params */
+    CG_ARG_INT,    /* iN (bits), index (64) */
+    CG_ARG_F16,
+    CG_ARG_BF16,
+    CG_ARG_F32,
+    CG_ARG_F64,
+    CG_ARG_PTR,    /* !llvm.ptr */
+    CG_ARG_KIND_COUNT
+} CgArgKind;
+
+typedef struct CgArg {
+    uint8_t kind; /* CgArgKind */
+    uint8_t bits; /* CG_ARG_INT width */
+    uint8_t rank; /* CG_ARG_MEMREF rank */
+} CgArg;
+
+typedef struct CgSig {
+    char name[256]; /* the public kernel function */
+    int nargs;      /* all parameters, program ids, grid and pctx included */
+    CgArg *args;    /* malloc'ed */
+} CgSig;
+
+/* ---- cg_target.c ------------------------------------------------------------ */
+
+/* Initialises the LLVM targets (X86, RISCV) once; thread safe. */
+void cg_llvm_targets_init(void);
+int cg_target_is_riscv(const CgTarget *t);
+/* Creates the target machine for t; NULL with a message in err on failure.
+ * Caller owns the result (LLVMDisposeTargetMachine). */
+LLVMTargetMachineRef cg_target_machine_create(const CgTarget *t, int opt_level, CgStr *err);
+
+/* ---- cg_script.c ------------------------------------------------------------ */
+
+/* Tags every linalg.generic of module with a "cg_id" attribute and returns the
+ * transform-dialect script (text of a module holding @__transform_main) that
+ * tiles, peels and vectorises them for target t. Caller owns the returned text
+ * (free). */
+char *cg_script_build(MlirOperation module, const CgTarget *t);
+/* The fixed script that then eliminates empty tensors and bufferizes. */
+extern const char cg_script_bufferize[];
+
+/* ---- cg_mlir.c -------------------------------------------------------------- */
+
+/* Parses 'text', runs the pipeline of docs/compiler.md §1.4 and translates the
+ * result into a new LLVM module in lctx (*out, owned by the caller). Fills sig
+ * with the kernel signature (caller frees sig->args) and, with want_stages,
+ * res->ll_mlir. Returns 0, or -1 with the MLIR diagnostics in err. */
+int cg_mlir_compile(const char *text, size_t len, const CgOptions *o, LLVMContextRef lctx,
+                    LLVMModuleRef *out, CgSig *sig, CgResult *res, CgStr *err);
+
+/* ---- cg_llvm.c -------------------------------------------------------------- */
+
+/* Adds the tritium_kernel entry to m, optimises it for o->target and emits the
+ * object (res->obj) and, with want_stages, res->llvm_ir and res->asm_text.
+ * Returns 0, or -1 with a message in err. */
+int cg_llvm_finish(LLVMModuleRef m, const CgSig *sig, const CgOptions *o, CgResult *res,
+                   CgStr *err);
+
+/* ---- cg_link.c -------------------------------------------------------------- */
+
+/* Links obj into a shared library at so_path (temporary file then rename).
+ * Returns 0, or -1 with the linker's output in err. */
+int cg_link(const uint8_t *obj, size_t len, const CgOptions *o, const char *so_path, CgStr *err);
+
+#endif /* CG_INT_H */

@@ -1,0 +1,616 @@
+/*
+ * cg_mlir.c — the MLIR half of a compile: context, parse, pass pipeline,
+ * transform script, post-bufferization cleanups and translation to LLVM IR.
+ *
+ * The dialect registry and the pass registry are built once per process; each
+ * compile creates its own context from the registry (single-threaded, so
+ * concurrent compiles share nothing mutable). Every stage of the pipeline runs
+ * in its own pass manager so that a failure names the pass; diagnostics are
+ * collected by a handler and returned as the error text.
+ */
+#include "cg_int.h"
+
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+#include <mlir-c/Diagnostics.h>
+#include <mlir-c/Dialect/LLVM.h>
+#include <mlir-c/Dialect/Transform/Interpreter.h>
+#include <mlir-c/Pass.h>
+#include <mlir-c/RegisterEverything.h>
+#include <mlir-c/Target/LLVMIR.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ERR_MAX (32 << 10) /* diagnostics beyond this are counted, not kept */
+
+/* Passes before the transform script; the first two only when the module has
+ * private helper functions. */
+static const char *const prepare_passes[] = {
+    "inline", "symbol-dce", "canonicalize", "cse", "linalg-generalize-named-ops",
+};
+#define N_INLINE_PASSES 2
+
+/* Passes after bufferization, down to the LLVM dialect. Small static buffers
+ * live on the stack (hoisted out of loops first); others get deallocations. */
+static const char *const lower_passes[] = {
+    "func.func(lower-vector-mask)",
+    "func.func(buffer-loop-hoisting)",
+    "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=65536 "
+    "max-rank-of-allocated-memref=0})",
+    "ownership-based-buffer-deallocation",
+    "canonicalize",
+    "buffer-deallocation-simplification",
+    "bufferization-lower-deallocations",
+    "convert-vector-to-scf{full-unroll=true}",
+    "convert-linalg-to-loops",
+    "expand-strided-metadata",
+    "lower-affine",
+    "convert-scf-to-cf",
+    "canonicalize",
+    "convert-math-to-llvm",
+    "convert-math-to-libm",
+    "convert-vector-to-llvm{reassociate-fp-reductions=true}",
+    "finalize-memref-to-llvm",
+    "convert-arith-to-llvm",
+    "convert-func-to-llvm",
+    "convert-cf-to-llvm",
+    "reconcile-unrealized-casts",
+};
+
+static pthread_once_t mlir_once = PTHREAD_ONCE_INIT;
+static MlirDialectRegistry g_registry;
+
+static void
+init_mlir(void)
+{
+    g_registry = mlirDialectRegistryCreate();
+    mlirRegisterAllDialects(g_registry);
+    mlirRegisterAllPasses();
+}
+
+typedef struct Diag {
+    CgStr *err;
+    const char *stage;
+    int dropped;
+} Diag;
+
+static MlirStringRef
+sref(const char *s)
+{
+    return mlirStringRefCreateFromCString(s);
+}
+
+static void
+append_cb(MlirStringRef s, void *user)
+{
+    cg_str_append(user, s.data, s.length);
+}
+
+static void
+print_diag(Diag *d, MlirDiagnostic diag, int depth)
+{
+    static const char *sev[] = {"error", "warning", "note", "remark"};
+    MlirDiagnosticSeverity s = mlirDiagnosticGetSeverity(diag);
+    if (depth == 0)
+        cg_str_printf(d->err, "[%s] ", d->stage);
+    else
+        cg_str_printf(d->err, "  ");
+    mlirLocationPrint(mlirDiagnosticGetLocation(diag), append_cb, d->err);
+    cg_str_printf(d->err, ": %s: ", (unsigned)s < 4 ? sev[s] : "?");
+    mlirDiagnosticPrint(diag, append_cb, d->err);
+    cg_str_printf(d->err, "\n");
+    for (intptr_t i = 0; i < mlirDiagnosticGetNumNotes(diag); i++)
+        print_diag(d, mlirDiagnosticGetNote(diag, i), depth + 1);
+}
+
+static MlirLogicalResult
+on_diag(MlirDiagnostic diag, void *user)
+{
+    Diag *d = user;
+    MlirDiagnosticSeverity s = mlirDiagnosticGetSeverity(diag);
+    if (s != MlirDiagnosticError && s != MlirDiagnosticWarning)
+        return mlirLogicalResultSuccess();
+    if (d->err->n > ERR_MAX) {
+        d->dropped++;
+        return mlirLogicalResultSuccess();
+    }
+    print_diag(d, diag, 0);
+    return mlirLogicalResultSuccess();
+}
+
+/* Runs one textual pipeline element on the module; the stage name goes into
+ * any diagnostic. */
+static int
+run_pass(MlirContext ctx, MlirModule mod, const char *pass, Diag *d)
+{
+    d->stage = pass;
+    MlirPassManager pm = mlirPassManagerCreate(ctx);
+    MlirOpPassManager opm = mlirPassManagerGetAsOpPassManager(pm);
+    int rc = 0;
+    CgStr perr = {0};
+    MlirLogicalResult r = mlirOpPassManagerAddPipeline(opm, sref(pass), append_cb, &perr);
+    if (mlirLogicalResultIsFailure(r)) {
+        cg_str_printf(d->err, "[%s] bad pass pipeline: %s\n", pass, perr.p ? perr.p : "");
+        rc = -1;
+    } else if (mlirLogicalResultIsFailure(
+                   mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(mod)))) {
+        cg_str_printf(d->err, "[%s] pass failed\n", pass);
+        rc = -1;
+    }
+    cg_str_fini(&perr);
+    mlirPassManagerDestroy(pm);
+    return rc;
+}
+
+/* TRITIUM_CG_TRACE=1 prints the module after every stage to stderr,
+ * TRITIUM_CG_TRACE=time only the time each stage took. */
+static void
+trace(MlirModule mod, const char *stage, double t0)
+{
+    const char *v = getenv("TRITIUM_CG_TRACE");
+    if (!v)
+        return;
+    if (strcmp(v, "time") == 0) {
+        fprintf(stderr, "cg: %-40.40s %7.2f ms\n", stage, cg_now_ms() - t0);
+        return;
+    }
+    CgStr s = {0};
+    mlirOperationPrint(mlirModuleGetOperation(mod), append_cb, &s);
+    fprintf(stderr, "// ---- after %s\n%s\n", stage, s.p ? s.p : "");
+    cg_str_fini(&s);
+}
+
+static int
+run_passes(MlirContext ctx, MlirModule mod, const char *const *passes, size_t n, Diag *d)
+{
+    for (size_t i = 0; i < n; i++) {
+        double t0 = cg_now_ms();
+        if (run_pass(ctx, mod, passes[i], d))
+            return -1;
+        trace(mod, passes[i], t0);
+    }
+    return 0;
+}
+
+/* ---- kernel signature --------------------------------------------------------- */
+
+static int
+str_attr_is(MlirOperation op, const char *name, const char *value)
+{
+    MlirAttribute a = mlirOperationGetAttributeByName(op, sref(name));
+    if (mlirAttributeIsNull(a) || !mlirAttributeIsAString(a))
+        return 0;
+    MlirStringRef s = mlirStringAttrGetValue(a);
+    return s.length == strlen(value) && memcmp(s.data, value, s.length) == 0;
+}
+
+static int
+arg_of_type(MlirType t, CgArg *a)
+{
+    memset(a, 0, sizeof *a);
+    if (mlirTypeIsAMemRef(t)) {
+        a->kind = CG_ARG_MEMREF;
+        a->rank = (uint8_t)mlirShapedTypeGetRank(t);
+    } else if (mlirTypeIsAInteger(t)) {
+        a->kind = CG_ARG_INT;
+        a->bits = (uint8_t)mlirIntegerTypeGetWidth(t);
+    } else if (mlirTypeIsAIndex(t)) {
+        a->kind = CG_ARG_INT;
+        a->bits = 64;
+    } else if (mlirTypeIsAF16(t)) {
+        a->kind = CG_ARG_F16;
+    } else if (mlirTypeIsABF16(t)) {
+        a->kind = CG_ARG_BF16;
+    } else if (mlirTypeIsAF32(t)) {
+        a->kind = CG_ARG_F32;
+    } else if (mlirTypeIsAF64(t)) {
+        a->kind = CG_ARG_F64;
+    } else if (mlirTypeIsALLVMPointerType(t)) {
+        a->kind = CG_ARG_PTR;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+static int
+count_funcs(MlirModule mod)
+{
+    int n = 0;
+    for (MlirOperation o = mlirBlockGetFirstOperation(mlirModuleGetBody(mod));
+         !mlirOperationIsNull(o); o = mlirOperationGetNextInBlock(o)) {
+        MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(o));
+        n += s.length == 9 && memcmp(s.data, "func.func", 9) == 0;
+    }
+    return n;
+}
+
+/* Finds the one public func.func and records its parameters. */
+static int
+read_signature(MlirModule mod, CgSig *sig, CgStr *err)
+{
+    MlirBlock body = mlirModuleGetBody(mod);
+    MlirOperation fn = {NULL};
+    for (MlirOperation o = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(o);
+         o = mlirOperationGetNextInBlock(o)) {
+        MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(o));
+        if (n.length != 9 || memcmp(n.data, "func.func", 9) != 0)
+            continue;
+        if (str_attr_is(o, "sym_visibility", "private"))
+            continue;
+        if (!mlirOperationIsNull(fn)) {
+            cg_str_printf(err, "module has more than one public func.func\n");
+            return -1;
+        }
+        fn = o;
+    }
+    if (mlirOperationIsNull(fn)) {
+        cg_str_printf(err, "module has no public func.func (docs/compiler.md §1.1)\n");
+        return -1;
+    }
+    MlirStringRef name =
+        mlirStringAttrGetValue(mlirOperationGetAttributeByName(fn, sref("sym_name")));
+    if (name.length >= sizeof sig->name) {
+        cg_str_printf(err, "kernel name too long\n");
+        return -1;
+    }
+    memcpy(sig->name, name.data, name.length);
+    sig->name[name.length] = '\0';
+    MlirType ft = mlirTypeAttrGetValue(mlirOperationGetAttributeByName(fn, sref("function_type")));
+    sig->nargs = (int)mlirFunctionTypeGetNumInputs(ft);
+    sig->args = calloc((size_t)sig->nargs + 1, sizeof *sig->args);
+    if (!sig->args)
+        abort();
+    for (int i = 0; i < sig->nargs; i++) {
+        if (arg_of_type(mlirFunctionTypeGetInput(ft, i), &sig->args[i]) ||
+            (sig->args[i].kind == CG_ARG_MEMREF && sig->args[i].rank != 1)) {
+            cg_str_printf(err, "@%s: parameter %d has an unsupported type (pointers are "
+                               "memref<?xT>, scalars iN/f16/bf16/f32/f64)\n", sig->name, i);
+            return -1;
+        }
+    }
+    int n = sig->nargs;
+    int ok = n >= 7 && sig->args[n - 1].kind == CG_ARG_PTR;
+    for (int i = n - 7; ok && i < n - 1; i++)
+        ok = sig->args[i].kind == CG_ARG_INT && sig->args[i].bits == 32;
+    if (!ok) {
+        cg_str_printf(err, "@%s: parameters must end with six i32 (program ids, grid) and "
+                           "!llvm.ptr (docs/compiler.md §1.1)\n", sig->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- transform script and cleanups --------------------------------------------- */
+
+typedef struct OpVec {
+    MlirOperation *v;
+    size_t n, cap;
+} OpVec;
+
+static void
+opvec_push(OpVec *v, MlirOperation op)
+{
+    if (v->n == v->cap) {
+        v->cap = v->cap ? 2 * v->cap : 8;
+        v->v = realloc(v->v, v->cap * sizeof *v->v);
+        if (!v->v)
+            abort();
+    }
+    v->v[v->n++] = op;
+}
+
+static int
+name_is(MlirOperation op, const char *name)
+{
+    MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+    return n.length == strlen(name) && memcmp(n.data, name, n.length) == 0;
+}
+
+static int
+is_pure_index_op(MlirOperation op)
+{
+    MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+    return (n.length > 6 && memcmp(n.data, "arith.", 6) == 0) ||
+           name_is(op, "memref.reinterpret_cast");
+}
+
+static int
+pos_in_block(MlirBlock b, MlirOperation op)
+{
+    int i = 0;
+    for (MlirOperation o = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(o);
+         o = mlirOperationGetNextInBlock(o), i++)
+        if (mlirOperationEqual(o, op))
+            return i;
+    return -1;
+}
+
+/* Moves the pure op 'op' (and, first, the pure ops of its block it depends on)
+ * up to just after its last operand definition. */
+static void
+hoist_op(MlirBlock b, MlirOperation op, int depth)
+{
+    intptr_t n = mlirOperationGetNumOperands(op);
+    for (int pass = 0; pass < 2; pass++) {
+        MlirOperation last = {NULL};
+        int lastpos = -1;
+        for (intptr_t i = 0; i < n; i++) {
+            MlirValue v = mlirOperationGetOperand(op, i);
+            if (!mlirValueIsAOpResult(v))
+                continue;
+            MlirOperation def = mlirOpResultGetOwner(v);
+            if (!mlirBlockEqual(mlirOperationGetBlock(def), b))
+                continue;
+            if (pass == 0) {
+                if (depth < 64 && is_pure_index_op(def))
+                    hoist_op(b, def, depth + 1);
+                continue;
+            }
+            int p = pos_in_block(b, def);
+            if (p > lastpos)
+                lastpos = p, last = def;
+        }
+        if (pass == 0)
+            continue;
+        if (!mlirOperationIsNull(last)) {
+            mlirOperationMoveAfter(op, last);
+        } else {
+            MlirOperation first = mlirBlockGetFirstOperation(b);
+            if (!mlirOperationEqual(first, op))
+                mlirOperationMoveBefore(op, first);
+        }
+    }
+}
+
+/* Hoists the memref views of each function's entry block (and the index
+ * arithmetic they need) to the earliest point, so that a store destination
+ * dominates the tensor.empty it replaces (eliminate_empty_tensors). */
+static void
+hoist_views(MlirModule mod)
+{
+    for (MlirOperation fn = mlirBlockGetFirstOperation(mlirModuleGetBody(mod));
+         !mlirOperationIsNull(fn); fn = mlirOperationGetNextInBlock(fn)) {
+        if (!name_is(fn, "func.func") || mlirRegionIsNull(mlirOperationGetRegion(fn, 0)))
+            continue;
+        MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0));
+        if (mlirBlockIsNull(b))
+            continue;
+        OpVec views = {0};
+        for (MlirOperation o = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(o);
+             o = mlirOperationGetNextInBlock(o))
+            if (name_is(o, "memref.reinterpret_cast"))
+                opvec_push(&views, o);
+        for (size_t i = 0; i < views.n; i++)
+            hoist_op(b, views.v[i], 0);
+        free(views.v);
+    }
+}
+
+/* Runs the transform script 'script' (module text holding @__transform_main)
+ * on mod. */
+static int
+apply_script(MlirContext ctx, MlirModule mod, const char *script, Diag *d)
+{
+    const char *tr = getenv("TRITIUM_CG_TRACE");
+    if (tr && strcmp(tr, "time") != 0)
+        fprintf(stderr, "// ---- transform script\n%s\n", script);
+    d->stage = "transform script (parse)";
+    MlirModule sm = mlirModuleCreateParse(ctx, sref(script));
+    int rc = -1;
+    if (mlirModuleIsNull(sm))
+        goto out;
+    MlirOperation seq = mlirBlockGetFirstOperation(mlirModuleGetBody(sm));
+    MlirTransformOptions topt = mlirTransformOptionsCreate();
+    d->stage = "transform script";
+    MlirLogicalResult r = mlirTransformApplyNamedSequence(mlirModuleGetOperation(mod), seq,
+                                                          mlirModuleGetOperation(sm), topt);
+    mlirTransformOptionsDestroy(topt);
+    mlirModuleDestroy(sm);
+    rc = mlirLogicalResultIsSuccess(r) ? 0 : -1;
+out:
+    if (rc)
+        cg_str_printf(d->err, "[transform script] failed; the script was:\n%s", script);
+    return rc;
+}
+
+static MlirWalkResult
+find_empty(MlirOperation op, void *user)
+{
+    if (name_is(op, "tensor.empty"))
+        opvec_push(user, op);
+    return MlirWalkResultAdvance;
+}
+
+/* The result tied to operand k of a destination-style op (the value that shares
+ * the operand's buffer), or a null value when op is not one we follow. */
+static MlirValue
+tied_result(MlirOperation op, intptr_t k)
+{
+    MlirValue none = {NULL};
+    intptr_t nres = mlirOperationGetNumResults(op);
+    if (name_is(op, "vector.transfer_write") || name_is(op, "tensor.insert_slice"))
+        return k == 1 && nres == 1 ? mlirOperationGetResult(op, 0) : none;
+    if (name_is(op, "scf.for"))
+        return k >= 3 && k - 3 < nres ? mlirOperationGetResult(op, k - 3) : none;
+    MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+    if (n.length > 7 && memcmp(n.data, "linalg.", 7) == 0) {
+        intptr_t nin = mlirOperationGetNumOperands(op) - nres; /* outs tie to results */
+        return k >= nin ? mlirOperationGetResult(op, k - nin) : none;
+    }
+    return none;
+}
+
+/* Is the value built on 'empty' a straight chain of single-use destination-style
+ * updates ending in a materialize_in_destination? Only then may the empty tensor
+ * become (a view of) the destination: MLIR 19's eliminate_empty_tensors does not
+ * see that the destination is written behind the back of any other reader. */
+static int
+chain_is_linear(MlirOperation empty)
+{
+    MlirValue v = mlirOperationGetResult(empty, 0);
+    for (int step = 0; step < 256; step++) {
+        MlirOpOperand u = mlirValueGetFirstUse(v);
+        if (mlirOpOperandIsNull(u) || !mlirOpOperandIsNull(mlirOpOperandGetNextUse(u)))
+            return 0;
+        MlirOperation owner = mlirOpOperandGetOwner(u);
+        intptr_t k = (intptr_t)mlirOpOperandGetOperandNumber(u);
+        if (name_is(owner, "bufferization.materialize_in_destination"))
+            return k == 0;
+        v = tied_result(owner, k);
+        if (mlirValueIsNull(v))
+            return 0;
+    }
+    return 0;
+}
+
+/* Replaces tensor.empty 'op' by a bufferization.alloc_tensor of the same type,
+ * which eliminate_empty_tensors leaves alone. */
+static void
+empty_to_alloc_tensor(MlirOperation op)
+{
+    MlirContext ctx = mlirOperationGetContext(op);
+    MlirOperationState st =
+        mlirOperationStateGet(sref("bufferization.alloc_tensor"), mlirOperationGetLocation(op));
+    intptr_t n = mlirOperationGetNumOperands(op);
+    MlirValue dyn[8];
+    for (intptr_t i = 0; i < n && i < 8; i++)
+        dyn[i] = mlirOperationGetOperand(op, i);
+    mlirOperationStateAddOperands(&st, n < 8 ? n : 8, dyn);
+    MlirType t = mlirValueGetType(mlirOperationGetResult(op, 0));
+    mlirOperationStateAddResults(&st, 1, &t);
+    int32_t seg[3] = {(int32_t)(n < 8 ? n : 8), 0, 0};
+    MlirNamedAttribute a = mlirNamedAttributeGet(
+        mlirIdentifierGet(ctx, sref("operandSegmentSizes")), mlirDenseI32ArrayGet(ctx, 3, seg));
+    mlirOperationStateAddAttributes(&st, 1, &a);
+    MlirOperation at = mlirOperationCreate(&st);
+    mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(op), op, at);
+    mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), mlirOperationGetResult(at, 0));
+    mlirOperationRemoveFromParent(op);
+    mlirOperationDestroy(op);
+}
+
+/* Gives every use of a tensor.empty its own op (MLIR 19's eliminate_empty_tensors
+ * replaces all uses of the op it rewrites), then turns the empties whose value
+ * does not flow linearly into one destination into alloc_tensor. */
+static void
+split_empty_tensors(MlirModule mod)
+{
+    OpVec v = {0};
+    mlirOperationWalk(mlirModuleGetOperation(mod), find_empty, &v, MlirWalkPreOrder);
+    for (size_t i = 0; i < v.n; i++) {
+        MlirValue r = mlirOperationGetResult(v.v[i], 0);
+        OpVec users = {0};
+        intptr_t nums[64];
+        for (MlirOpOperand u = mlirValueGetFirstUse(r); !mlirOpOperandIsNull(u) && users.n < 64;
+             u = mlirOpOperandGetNextUse(u)) {
+            nums[users.n] = (intptr_t)mlirOpOperandGetOperandNumber(u);
+            opvec_push(&users, mlirOpOperandGetOwner(u));
+        }
+        for (size_t k = 1; k < users.n; k++) {
+            MlirOperation c = mlirOperationClone(v.v[i]);
+            mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(users.v[k]), users.v[k], c);
+            mlirOperationSetOperand(users.v[k], nums[k], mlirOperationGetResult(c, 0));
+            if (!chain_is_linear(c))
+                empty_to_alloc_tensor(c);
+        }
+        free(users.v);
+        if (!chain_is_linear(v.v[i]))
+            empty_to_alloc_tensor(v.v[i]);
+    }
+    free(v.v);
+}
+
+
+static MlirWalkResult
+find_self_copy(MlirOperation op, void *user)
+{
+    MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+    int is_copy = (n.length == 11 && memcmp(n.data, "linalg.copy", 11) == 0) ||
+                  (n.length == 11 && memcmp(n.data, "memref.copy", 11) == 0);
+    if (!is_copy || mlirOperationGetNumOperands(op) != 2 ||
+        !mlirValueEqual(mlirOperationGetOperand(op, 0), mlirOperationGetOperand(op, 1)))
+        return MlirWalkResultAdvance;
+    opvec_push(user, op);
+    return MlirWalkResultSkip;
+}
+
+/* Erases copies of a buffer onto itself (left by masked remainders). */
+static void
+erase_self_copies(MlirModule mod)
+{
+    OpVec v = {0};
+    mlirOperationWalk(mlirModuleGetOperation(mod), find_self_copy, &v, MlirWalkPreOrder);
+    for (size_t i = 0; i < v.n; i++) {
+        mlirOperationRemoveFromParent(v.v[i]);
+        mlirOperationDestroy(v.v[i]);
+    }
+    free(v.v);
+}
+
+/* ---- api ------------------------------------------------------------------------ */
+
+int
+cg_mlir_compile(const char *text, size_t len, const CgOptions *o, LLVMContextRef lctx,
+                LLVMModuleRef *out, CgSig *sig, CgResult *res, CgStr *err)
+{
+    double t0 = cg_now_ms();
+    pthread_once(&mlir_once, init_mlir);
+    *out = NULL;
+    MlirContext ctx = mlirContextCreateWithRegistry(g_registry, false);
+    mlirRegisterAllLLVMTranslations(ctx);
+    Diag d = {err, "parse", 0};
+    MlirDiagnosticHandlerID hid = mlirContextAttachDiagnosticHandler(ctx, on_diag, &d, NULL);
+    int rc = -1;
+    MlirModule mod = mlirModuleCreateParse(ctx, mlirStringRefCreate(text, len));
+    if (mlirModuleIsNull(mod)) {
+        cg_str_printf(err, "[parse] cannot parse the Linalg module\n");
+        goto out_ctx;
+    }
+    trace(mod, "registry, context, parse", t0);
+    if (read_signature(mod, sig, err))
+        goto out;
+    size_t skip = count_funcs(mod) > 1 ? 0 : N_INLINE_PASSES;
+    if (run_passes(ctx, mod, prepare_passes + skip,
+                   sizeof prepare_passes / sizeof *prepare_passes - skip, &d))
+        goto out;
+    hoist_views(mod);
+    double t_script = cg_now_ms();
+    char *script = cg_script_build(mlirModuleGetOperation(mod), &o->target);
+    int src = apply_script(ctx, mod, script, &d);
+    free(script);
+    if (src)
+        goto out;
+    trace(mod, "transform script (tile, vectorize)", t_script);
+    t_script = cg_now_ms();
+    split_empty_tensors(mod);
+    if (apply_script(ctx, mod, cg_script_bufferize, &d))
+        goto out;
+    trace(mod, "transform script (bufferize)", t_script);
+    erase_self_copies(mod);
+    if (run_passes(ctx, mod, lower_passes, sizeof lower_passes / sizeof *lower_passes, &d))
+        goto out;
+    if (o->want_stages) {
+        CgStr s = {0};
+        mlirOperationPrint(mlirModuleGetOperation(mod), append_cb, &s);
+        res->ll_mlir = cg_str_take(&s);
+    }
+    d.stage = "translate to LLVM IR";
+    *out = mlirTranslateModuleToLLVMIR(mlirModuleGetOperation(mod), lctx);
+    if (!*out) {
+        cg_str_printf(err, "[translate to LLVM IR] failed\n");
+        goto out;
+    }
+    rc = 0;
+out:
+    mlirModuleDestroy(mod);
+out_ctx:
+    if (d.dropped)
+        cg_str_printf(err, "(%d more diagnostics dropped)\n", d.dropped);
+    mlirContextDetachDiagnosticHandler(ctx, hid);
+    mlirContextDestroy(ctx);
+    return rc;
+}

@@ -1,0 +1,157 @@
+/*
+ * cg_target.c — code generation targets: the host (triple, CPU, features, vector
+ * width from LLVM's host detection) and the RISC-V cross target selected by
+ * SPINE_TRITON_TARGET_ARCH=riscv64 (SpacemiT X60: RV64GCV, VLEN 256), plus the
+ * LLVM target machine for either.
+ */
+#include "cg_int.h"
+
+#include <llvm-c/Target.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RISCV_TRIPLE "riscv64-unknown-linux-gnu"
+#define RISCV_CPU "spacemit-x60"
+/* Zicond (in LLVM's spacemit-x60) is switched off: qemu 7.2 of Debian 12 cannot run it */
+#define RISCV_FEATURES "+m,+a,+f,+d,+c,+v,+zfh,+zvfh,+zba,+zbb,+zbs,-zicond"
+#define RISCV_VLEN_BYTES 32 /* VLEN = 256 bits on the X60 */
+
+static pthread_once_t targets_once = PTHREAD_ONCE_INIT;
+
+static void
+init_targets(void)
+{
+    LLVMInitializeX86TargetInfo();
+    LLVMInitializeX86Target();
+    LLVMInitializeX86TargetMC();
+    LLVMInitializeX86AsmPrinter();
+    LLVMInitializeRISCVTargetInfo();
+    LLVMInitializeRISCVTarget();
+    LLVMInitializeRISCVTargetMC();
+    LLVMInitializeRISCVAsmPrinter();
+}
+
+void
+cg_llvm_targets_init(void)
+{
+    pthread_once(&targets_once, init_targets);
+}
+
+int
+cg_target_is_riscv(const CgTarget *t)
+{
+    return strncmp(t->triple, "riscv64", 7) == 0;
+}
+
+static int
+has_feature(const char *features, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = features; (p = strstr(p, name)) != NULL; p += n) {
+        int starts = p == features || p[-1] == ',';
+        int ends = p[n] == ',' || p[n] == '\0';
+        if (starts && ends)
+            return 1;
+    }
+    return 0;
+}
+
+/* Widest usable vector register in bytes for an x86/RISC-V feature string. */
+static int
+vector_bytes_for(const char *triple, const char *features)
+{
+    if (strncmp(triple, "riscv64", 7) == 0)
+        return has_feature(features, "+v") ? RISCV_VLEN_BYTES : 8;
+    if (has_feature(features, "+avx512f") && !has_feature(features, "-evex512"))
+        return 64;
+    if (has_feature(features, "+avx"))
+        return 32;
+    return 16;
+}
+
+/* Copies LLVM's host feature list into dst; when the full list does not fit,
+ * keeps only the enabled ("+") features, which is what the CPU name cannot
+ * imply on its own. */
+static void
+copy_features(char *dst, size_t cap, const char *all)
+{
+    if (strlen(all) < cap) {
+        strcpy(dst, all);
+        return;
+    }
+    size_t n = 0;
+    dst[0] = '\0';
+    for (const char *p = all; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (p[0] == '+' && n + len + 2 < cap) {
+            if (n)
+                dst[n++] = ',';
+            memcpy(dst + n, p, len);
+            n += len;
+            dst[n] = '\0';
+        }
+        p += len + (e != NULL);
+    }
+}
+
+CG_EXPORT int
+cg_host_target(CgTarget *t)
+{
+    memset(t, 0, sizeof *t);
+    const char *arch = getenv("SPINE_TRITON_TARGET_ARCH");
+    if (arch && (strcmp(arch, "riscv64") == 0 || strcmp(arch, "riscv") == 0)) {
+        snprintf(t->triple, sizeof t->triple, "%s", RISCV_TRIPLE);
+        snprintf(t->cpu, sizeof t->cpu, "%s", RISCV_CPU);
+        snprintf(t->features, sizeof t->features, "%s", RISCV_FEATURES);
+        t->vector_bytes = RISCV_VLEN_BYTES;
+        return 0;
+    }
+    char *triple = LLVMGetDefaultTargetTriple();
+    char *cpu = LLVMGetHostCPUName();
+    char *features = LLVMGetHostCPUFeatures();
+    snprintf(t->triple, sizeof t->triple, "%s", triple);
+    snprintf(t->cpu, sizeof t->cpu, "%s", cpu);
+    copy_features(t->features, sizeof t->features, features);
+    /* on the board itself LLVM may not report RVV: the X60 has it */
+    if (cg_target_is_riscv(t) && strcmp(t->cpu, RISCV_CPU) == 0 && !has_feature(t->features, "+v"))
+        snprintf(t->features, sizeof t->features, "%s", RISCV_FEATURES);
+    t->vector_bytes = vector_bytes_for(t->triple, t->features);
+    LLVMDisposeMessage(triple);
+    LLVMDisposeMessage(cpu);
+    LLVMDisposeMessage(features);
+    return 0;
+}
+
+LLVMTargetMachineRef
+cg_target_machine_create(const CgTarget *t, int opt_level, CgStr *err)
+{
+    cg_llvm_targets_init();
+    LLVMTargetRef target;
+    char *msg = NULL;
+    if (LLVMGetTargetFromTriple(t->triple, &target, &msg)) {
+        cg_str_printf(err, "target '%s': %s\n", t->triple, msg ? msg : "unknown");
+        LLVMDisposeMessage(msg);
+        return NULL;
+    }
+    static const LLVMCodeGenOptLevel levels[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess,
+                                                 LLVMCodeGenLevelDefault,
+                                                 LLVMCodeGenLevelAggressive};
+    LLVMTargetMachineOptionsRef opts = LLVMCreateTargetMachineOptions();
+    LLVMTargetMachineOptionsSetCPU(opts, t->cpu);
+    LLVMTargetMachineOptionsSetFeatures(opts, t->features);
+    if (cg_target_is_riscv(t))
+        LLVMTargetMachineOptionsSetABI(opts, "lp64d");
+    int lvl = opt_level < 0 ? 0 : opt_level > 3 ? 3 : opt_level;
+    LLVMTargetMachineOptionsSetCodeGenOptLevel(opts, levels[lvl]);
+    LLVMTargetMachineOptionsSetRelocMode(opts, LLVMRelocPIC);
+    LLVMTargetMachineOptionsSetCodeModel(opts, LLVMCodeModelDefault);
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachineWithOptions(target, t->triple, opts);
+    LLVMDisposeTargetMachineOptions(opts);
+    if (!tm)
+        cg_str_printf(err, "cannot create a target machine for %s (cpu %s)\n", t->triple, t->cpu);
+    return tm;
+}
