@@ -125,6 +125,15 @@ PN_API void pn_worker_end(PnLaunch *l, PnThread *t);
  * Borrowed, process lifetime. */
 PN_API PnThread *pn_thread_noop(void);
 
+/* Names the next launch recorded by this thread and attaches per-launch metrics to
+ * its kernel node: upstream's hook="triton" (a kernel's launch_metadata gives the
+ * node name, e.g. "matmul_1024", and its flops and bytes). Applies to the next
+ * pn_launch_begin on this thread only; 'name' may be NULL (keep the kernel's name).
+ * At most PN_NEXT_METRICS metrics; flops are doubles, bytes an int (upstream
+ * coercions). Returns 0, or -EINVAL for too many metrics. */
+#define PN_NEXT_METRICS 8
+PN_API int pn_launch_next(const char *name, int n, const char *const *names, const double *values);
+
 /* Optional per-program-instance timeline events (when the launch asked for them:
  * pn_launch_wants_programs()). pid is the program id. */
 PN_API int pn_launch_wants_programs(const PnLaunch *l);

@@ -156,6 +156,9 @@ typedef struct PnSite {
 } PnSite;
 
 const PnSite *pn_site_get(uint32_t site);   /* NULL when unknown; lock-free */
+/* The site 'site' renamed to interned name 'name_id' (created once, then cached);
+ * returns 'site' itself on failure. */
+uint32_t pn_site_derive(uint32_t site, uint32_t name_id);
 uint32_t pn_name_intern(const char *s);     /* 0 on failure; ids start at 1 */
 const char *pn_name_get(uint32_t id);       /* "" when unknown; lock-free */
 void pn_sites_fini(void);
@@ -350,6 +353,15 @@ struct PnTls {
     PnTSlot *slot[PN_NSLOTS];      /* published with release; freed under pn_mu */
     PnTSlot *stale;
     uint64_t drop[PN_NSLOTS], drop_ctick[PN_NSLOTS];
+    /* pn_launch_next: pending override, and the one in effect for the current launch */
+    struct PnNext {
+        int set;
+        uint32_t site_name;        /* interned override name, 0 = keep */
+        int n;
+        uint32_t mid[PN_NEXT_METRICS];
+        int kind[PN_NEXT_METRICS];
+        double val[PN_NEXT_METRICS];
+    } lnext, cur_next;
     /* name cache (owner-only) */
     struct PnNameEnt *ncache;
     uint32_t ncap, nn;
@@ -391,6 +403,10 @@ pn_tls_maybe_gc(PnTls *t)
 PnTSlot *pn_tls_slot(PnTls *t, int slot, uint64_t ctick); /* current data for a slot */
 void pn_tls_collect(void);         /* frees exited threads with nothing live; holds pn_mu */
 uint32_t pn_name_cached(PnTls *t, const char *s);         /* interned id via the cache */
+/* pn_scope.c: "(exc)"/"(pty)" suffix → flags (name stripped into out); upstream kind
+ * coercion of flops* (double) and bytes (int). */
+int pn_metric_flags(const char *name, char *out, size_t n);
+int pn_metric_kind(const char *name, int kind);
 void pn_tls_reset_self(void);      /* tests */
 
 /* timeline append, inlined: NULL when dropped */

@@ -17,6 +17,7 @@
 #include "pn_int.h"
 
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 _Static_assert(sizeof(PnLaunchInt) <= sizeof(PnLaunch), "PnLaunch too small");
@@ -81,6 +82,13 @@ pn_launch_begin(PnLaunch *l, uint32_t site, const int32_t grid[3], int nthreads)
     if (!mask || !(t = pn_tls()) || t->lnest >= PN_LAUNCH_NEST)
         return;
     pn_tls_maybe_gc(t);
+    t->cur_next.set = 0;
+    if (PN_UNLIKELY(t->lnext.set)) { /* pn_launch_next: this launch is renamed / gets metrics */
+        t->cur_next = t->lnext;
+        t->lnext.set = 0;
+        if (t->cur_next.site_name)
+            site = pn_site_derive(site, t->cur_next.site_name);
+    }
     s = pn_site_get(site);
     L->t = t;
     L->site = site;
@@ -252,6 +260,9 @@ pn_launch_end(PnLaunch *l)
         if (node < 0)
             continue;
         kernel_add(pn_pnode(ts, node), dur, programs, used ? used : L->nthreads, nctr, ctr);
+        for (int i = 0; t->cur_next.set && i < t->cur_next.n; i++)
+            pn_node_metric_add(pn_pnode(ts, node), t->cur_next.mid[i], t->cur_next.kind[i], 0,
+                               (int64_t)t->cur_next.val[i], t->cur_next.val[i]);
         if (L->nscopes)
             merge_kscopes(ts, node, L, programs, pn_ctrs.n);
     }
@@ -261,6 +272,36 @@ pn_launch_end(PnLaunch *l)
         PN_ST(&pn_capture_dirty, 1);
     if (PN_UNLIKELY(klost))
         klost_notice(L, klost);
+    t->cur_next.set = 0;
+}
+
+int
+pn_launch_next(const char *name, int n, const char *const *names, const double *values)
+{
+    PnTls *t;
+    char stripped[256];
+    if (n < 0 || n > PN_NEXT_METRICS) {
+        pn_set_error(EINVAL, "pn_launch_next: at most %d metrics", PN_NEXT_METRICS);
+        return -EINVAL;
+    }
+    if (!PN_LD(&pn_rec_mask) || !(t = pn_tls()))
+        return 0;
+    t->lnext.set = 1;
+    t->lnext.site_name = name && *name ? pn_name_cached(t, name) : 0;
+    t->lnext.n = 0;
+    for (int i = 0; i < n; i++) {
+        int flags = pn_metric_flags(names[i], stripped, sizeof stripped);
+        (void)flags;
+        uint32_t id = pn_name_cached(t, stripped);
+        if (!id)
+            continue;
+        int k = pn_metric_kind(stripped, values[i] == (double)(int64_t)values[i] ? PN_METRIC_INT : PN_METRIC_DOUBLE);
+        t->lnext.mid[t->lnext.n] = id;
+        t->lnext.kind[t->lnext.n] = k;
+        t->lnext.val[t->lnext.n] = values[i];
+        t->lnext.n++;
+    }
+    return 0;
 }
 
 int

@@ -102,8 +102,8 @@ pn_scope_exit(uint64_t scope_id)
 /* ---- metrics ------------------------------------------------------------------------ */
 
 /* strips a trailing "(exc)" / "(pty)" (and the spaces before it) into 'out' */
-static int
-metric_flags(const char *name, char *out, size_t n)
+int
+pn_metric_flags(const char *name, char *out, size_t n)
 {
     size_t l = strlen(name);
     int flags = 0;
@@ -131,8 +131,8 @@ kind_name(int kind)
 }
 
 /* roofline names have fixed types (upstream metric.py): flops* float, bytes int */
-static int
-coerced_kind(const char *name, int kind)
+int
+pn_metric_kind(const char *name, int kind)
 {
     if (strcmp(name, "bytes") == 0)
         return PN_METRIC_INT;
@@ -169,8 +169,8 @@ pn_scope_add_metric(const char *name, int kind, int64_t ival, double dval)
     }
     if (!(t = pn_tls()))
         return -ENOMEM;
-    flags = metric_flags(name, stripped, sizeof stripped);
-    k = coerced_kind(stripped, kind);
+    flags = pn_metric_flags(name, stripped, sizeof stripped);
+    k = pn_metric_kind(stripped, kind);
     if (k != kind) {
         if (k == PN_METRIC_INT)
             ival = (int64_t)dval;

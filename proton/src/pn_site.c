@@ -208,3 +208,55 @@ pn_sites_fini(void)
     PN_REL(&nnames, 0);
     pthread_mutex_unlock(&names_mu);
 }
+
+/* ---- renamed sites (pn_launch_next) ------------------------------------------------ */
+
+typedef struct Derived {
+    uint32_t site, name_id, id;
+} Derived;
+
+static Derived *derived;
+static uint32_t nderived, capderived;
+
+uint32_t
+pn_site_derive(uint32_t site, uint32_t name_id)
+{
+    const PnSite *s = pn_site_get(site);
+    uint32_t id = site;
+    if (!s || !name_id || s->name_id == name_id)
+        return site;
+    pthread_mutex_lock(&names_mu);
+    for (uint32_t i = 0; i < nderived; i++)
+        if (derived[i].site == site && derived[i].name_id == name_id) {
+            id = derived[i].id;
+            pthread_mutex_unlock(&names_mu);
+            return id;
+        }
+    pthread_mutex_unlock(&names_mu);
+    /* build a descriptor from the original (scope names by id) */
+    const char **snames = s->nscopes ? calloc(s->nscopes, sizeof(char *)) : NULL;
+    if (s->nscopes && !snames)
+        return site;
+    for (uint32_t i = 0; i < s->nscopes; i++)
+        snames[i] = pn_name_get(s->scope_name_ids[i]);
+    PnKernelDesc d = {.name = pn_name_get(name_id), .constexprs = s->constexprs,
+                      .bytes_per_program = 0, .nscopes = s->nscopes, .scope_names = snames};
+    uint32_t nid = pn_kernel_register(&d);
+    free(snames);
+    if (!nid)
+        return site;
+    pthread_mutex_lock(&names_mu);
+    if (nderived == capderived) {
+        uint32_t cap = capderived ? capderived * 2 : 16;
+        Derived *nd = realloc(derived, cap * sizeof *nd);
+        if (!nd) {
+            pthread_mutex_unlock(&names_mu);
+            return nid;
+        }
+        derived = nd;
+        capderived = cap;
+    }
+    derived[nderived++] = (Derived){site, name_id, nid};
+    pthread_mutex_unlock(&names_mu);
+    return nid;
+}

@@ -219,6 +219,29 @@ counters(PyObject *self, PyObject *args)
     return Py_BuildValue("(Ns)", l, pn_counter_source());
 }
 
+/* pn_next_launch(name_or_None, {metric: number}) — hook="triton" renaming/metrics */
+static PyObject *
+next_launch(PyObject *self, PyObject *args)
+{
+    const char *name;
+    PyObject *metrics;
+    if (!PyArg_ParseTuple(args, "zO!", &name, &PyDict_Type, &metrics))
+        return NULL;
+    const char *names[PN_NEXT_METRICS];
+    double vals[PN_NEXT_METRICS];
+    int n = 0;
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (n < PN_NEXT_METRICS && PyDict_Next(metrics, &pos, &k, &v)) {
+        names[n] = PyUnicode_AsUTF8(k);
+        vals[n] = PyFloat_AsDouble(v);
+        if (!names[n] || (vals[n] == -1.0 && PyErr_Occurred()))
+            return NULL;
+        n++;
+    }
+    return rc_or_raise(pn_launch_next(name, n, names, vals), PyExc_ValueError);
+}
+
 static PyObject *
 info(PyObject *self, PyObject *args)
 {
@@ -249,6 +272,7 @@ static PyMethodDef methods[] = {
     {"pn_flush_all", flush_all, METH_NOARGS, NULL},
     {"pn_counters", counters, METH_NOARGS, NULL},
     {"pn_info", info, METH_NOARGS, NULL},
+    {"pn_next_launch", next_launch, METH_VARARGS, NULL},
     {"pn_now_ns", ticks_ns, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
