@@ -115,13 +115,25 @@ session_tree_json(PyObject *self, PyObject *args)
     return sink_result(&k, pn_session_tree_json(id, sink_write, &k));
 }
 
+/* pn_scope_enter(name) -> id; METH_O: this is on the per-scope path. */
 static PyObject *
-scope_enter(PyObject *self, PyObject *args)
+scope_enter(PyObject *self, PyObject *name)
 {
-    const char *name;
-    if (!PyArg_ParseTuple(args, "s", &name))
+    const char *s = PyUnicode_AsUTF8(name);
+    if (!s)
         return NULL;
-    return PyLong_FromUnsignedLongLong(pn_scope_enter(name));
+    return PyLong_FromUnsignedLongLong(pn_scope_enter(s));
+}
+
+/* pn_scope_leave(id): exit ignoring stack errors (the scope object's fast path). */
+static PyObject *
+scope_leave(PyObject *self, PyObject *id)
+{
+    unsigned long long v = PyLong_AsUnsignedLongLong(id);
+    if (v == (unsigned long long)-1 && PyErr_Occurred())
+        return NULL;
+    pn_scope_exit(v);
+    Py_RETURN_NONE;
 }
 
 static PyObject *
@@ -262,7 +274,8 @@ static PyMethodDef methods[] = {
     {"pn_session_finalize", session_finalize, METH_VARARGS, NULL},
     {"pn_session_depth", session_depth, METH_VARARGS, NULL},
     {"pn_session_tree_json", session_tree_json, METH_VARARGS, NULL},
-    {"pn_scope_enter", scope_enter, METH_VARARGS, NULL},
+    {"pn_scope_enter", scope_enter, METH_O, NULL},
+    {"pn_scope_leave", scope_leave, METH_O, NULL},
     {"pn_scope_exit", scope_exit, METH_VARARGS, NULL},
     {"pn_add_metric", add_metric, METH_VARARGS, NULL},
     {"pn_capture_reset", capture_reset, METH_NOARGS, NULL},

@@ -66,41 +66,50 @@ def exit_scope(name: Optional[str] = None, *, metrics: Optional[dict] = None) ->
     return sid
 
 
+_c_enter = _C.pn_scope_enter
+_c_leave = _C.pn_scope_leave
+
+
 class scope:
-    """Context manager and decorator: `with proton.scope("step", metrics={...}):`."""
+    """Context manager and decorator: `with proton.scope("step", metrics={...}):`.
+
+    The per-scope path is two C calls; the Python scope stack is only used by
+    enter_scope/exit_scope, which check names."""
+
+    __slots__ = ("name", "metrics", "_id")
 
     def __init__(self, name: str, metrics: Optional[dict] = None):
         self.name = name
         self.metrics = metrics
-        self._entered = False
-
-    def _enter(self, metrics=None):
-        self._entered = flags.profiling_on
-        if self._entered:
-            enter_scope(self.name, metrics=self.metrics)
-
-    def _exit(self, metrics=None):
-        if self._entered and flags.profiling_on:
-            exit_scope(self.name, metrics=metrics)
-        self._entered = False
+        self._id = None
 
     def __enter__(self):
-        self._enter()
+        if flags.profiling_on:
+            self._id = _c_enter(self.name)
+            if self.metrics:
+                _add_metrics(self.metrics)
         return self
 
     def __exit__(self, *exc):
-        self._exit()
+        if self._id is not None:
+            if flags.profiling_on:
+                _c_leave(self._id)
+            self._id = None
 
     def __call__(self, func):
+        name, metrics = self.name, self.metrics
+
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
-            with scope(self.name, self.metrics):
+            with scope(name, metrics):
                 return func(*args, **kwargs)
         return wrapper
 
 
 class cpu_timed_scope(scope):
     """A scope that also records `cpu_time (ns)` (exclusive) measured in Python."""
+
+    __slots__ = ("_t0",)
 
     def __init__(self, name: str, metrics: Optional[dict] = None):
         if metrics and "cpu_time" in metrics:
@@ -112,13 +121,15 @@ class cpu_timed_scope(scope):
         return super().__enter__()
 
     def __exit__(self, *exc):
-        if self._entered and flags.profiling_on:
-            exit_scope(self.name, metrics={"cpu_time (ns)(exc)": time.perf_counter_ns() - self._t0})
-            self._entered = False
+        if self._id is not None and flags.profiling_on:
+            _add_metrics({"cpu_time (ns)(exc)": time.perf_counter_ns() - self._t0})
+        super().__exit__(*exc)
 
     def __call__(self, func):
+        name, metrics = self.name, self.metrics
+
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
-            with cpu_timed_scope(self.name, self.metrics):
+            with cpu_timed_scope(name, metrics):
                 return func(*args, **kwargs)
         return wrapper

@@ -6,7 +6,7 @@ COMPUTE_METADATA_SCOPE_NAME = "__proton_launch_metadata"
 
 
 class state(scope):
-    pass
+    __slots__ = ()
 
 
 def enter_state(name: str) -> None:
@@ -18,6 +18,8 @@ def exit_state() -> None:
 
 
 class metadata_state(scope):
+    __slots__ = ()
+
     def __init__(self, kernel_name=None):
         super().__init__(COMPUTE_METADATA_SCOPE_NAME if kernel_name is None
                          else f"{COMPUTE_METADATA_SCOPE_NAME}:{kernel_name}")
