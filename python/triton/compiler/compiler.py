@@ -66,7 +66,7 @@ def cache_key(jitfn, spec):
     h.update(jitfn.cache_key.encode())
     h.update(repr(spec).encode())
     h.update(f"instrument={_instrumentation_on()}".encode())
-    h.update(f"{t['triple']}|{t['cpu']}|{t['features']}".encode())
+    h.update(f"{t['triple']}|{t['cpu']}|{t['features']}|{t['vector_bytes']}".encode())
     h.update(_compiler_fingerprint().encode())
     return h.hexdigest()[:40]
 
