@@ -108,4 +108,7 @@ for f in "${files[@]}"; do
   if [ $ok = 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done
 echo "tests/ir: $pass passed, $fail failed, $skip skipped"
-[ $fail -eq 0 ]
+# every stage of the sample kernels (only on a full run)
+stages_ok=0
+if [ $# -eq 0 ]; then "$here/stages.sh" || stages_ok=1; fi
+[ $fail -eq 0 ] && [ $stages_ok -eq 0 ]
