@@ -104,4 +104,7 @@ int cg_llvm_finish(LLVMModuleRef m, const CgSig *sig, const CgOptions *o, CgResu
  * Returns 0, or -1 with the linker's output in err. */
 int cg_link(const uint8_t *obj, size_t len, const CgOptions *o, const char *so_path, CgStr *err);
 
+/* cg_mlir.c: build the dialect and pass registries now (before forking) */
+void cg_mlir_warm(void);
+
 #endif /* CG_INT_H */

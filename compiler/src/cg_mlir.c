@@ -71,6 +71,13 @@ init_mlir(void)
     mlirRegisterAllPasses();
 }
 
+/* Builds the registries now (compiles in forked children then inherit them). */
+void
+cg_mlir_warm(void)
+{
+    pthread_once(&mlir_once, init_mlir);
+}
+
 typedef struct Diag {
     CgStr *err;
     const char *stage;

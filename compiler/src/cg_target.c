@@ -109,6 +109,7 @@ CG_EXPORT int
 cg_host_target(CgTarget *t)
 {
     memset(t, 0, sizeof *t);
+    cg_mlir_warm(); /* callers ask for the target once, before compiling (and forking) */
     const char *arch = getenv("SPINE_TRITON_TARGET_ARCH");
     if (arch && (strcmp(arch, "riscv64") == 0 || strcmp(arch, "riscv") == 0)) {
         snprintf(t->triple, sizeof t->triple, "%s", RISCV_TRIPLE);
