@@ -289,41 +289,28 @@ ir_b_advance(IrBuilder *b, IrRef ptr, int rank, const IrOperand *offsets)
 
 /* ---- atomics -------------------------------------------------------------------------- */
 
+/* "acq_rel" ... / "gpu" ... → IrSem / IrScope (empty: Triton's defaults, code 0). */
 static int
 sem_code(const char *s)
 {
-    if (!s || !*s || !strcmp(s, "acq_rel"))
-        return 4;
-    if (!strcmp(s, "relaxed"))
-        return 1;
-    if (!strcmp(s, "acquire"))
-        return 2;
-    if (!strcmp(s, "release"))
-        return 3;
-    return -1;
+    if (!s || !*s)
+        return IR_SEM_ACQ_REL;
+    return ir_name_lookup(ir_sem_name, IR_SEM_COUNT, s, strlen(s));
 }
 
 static int
 scope_code(const char *s)
 {
-    if (!s || !*s || !strcmp(s, "gpu"))
-        return 1;
-    if (!strcmp(s, "cta"))
-        return 2;
-    if (!strcmp(s, "sys"))
-        return 3;
-    return -1;
+    if (!s || !*s)
+        return IR_SCOPE_GPU;
+    return ir_name_lookup(ir_scope_name, IR_SCOPE_COUNT, s, strlen(s));
 }
 
 IrRef
 ir_b_atomic_rmw(IrBuilder *b, const char *kind, IrRef ptr, IrOperand valo, IrRef mask, const char *sem,
                 const char *scope)
 {
-    static const char *const kinds[] = {"and", "or", "xor", "add", "fadd", "max", "min", "umax", "umin", "xchg"};
-    int k = -1;
-    for (int i = 0; i < 10; i++)
-        if (!strcmp(kinds[i], kind))
-            k = i;
+    int k = !strcmp(kind, "xchg") ? IR_RMW_XCHG : ir_name_lookup(ir_rmw_name, IR_RMW_COUNT, kind, strlen(kind));
     int sm = sem_code(sem), sc = scope_code(scope);
     if (k < 0 || sm < 0 || sc < 0)
         return bfail(b, "atomic: unsupported %s '%s'", k < 0 ? "operation" : sm < 0 ? "sem" : "scope",
@@ -344,10 +331,10 @@ ir_b_atomic_rmw(IrBuilder *b, const char *kind, IrRef ptr, IrOperand valo, IrRef
         return IR_NONE;
     int d = ir_type_dtype(b->m, elt);
     /* float add is fadd; signed/unsigned max/min follow the element type */
-    if (k == 3 && isf(d))
-        k = 4;
-    if ((k == 5 || k == 6) && isi(d) && !ir_dtype_is_signed((IrDtype)d))
-        k += 2;
+    if (k == IR_RMW_ADD && isf(d))
+        k = IR_RMW_FADD;
+    if ((k == IR_RMW_MAX || k == IR_RMW_MIN) && isi(d) && !ir_dtype_is_signed((IrDtype)d))
+        k += IR_RMW_UMAX - IR_RMW_MAX;
     IrRef args[3] = {ptr, val, mask};
     IrOp *op = bemit_op(b, IR_ATOMIC_RMW, args, mask ? 3 : 2, bwith_elem(b, ptr, elt));
     op->i[0] = k;

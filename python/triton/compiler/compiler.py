@@ -113,8 +113,26 @@ def _build(jitfn, spec):
     os.makedirs(root, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=".build-", dir=root)
     so = os.path.join(tmp, jitfn.__name__ + ".so")
-    stages = _C.compile(b.c, so, instrument=True, want_stages=True)
+    try:
+        stages = _C.compile(b.c, so, instrument=True, want_stages=True)
+    except _C.BuilderError as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise _located(jitfn, str(e)) from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return stages, plan, tmp, so
+
+
+def _located(jitfn, text):
+    """CompilationError for the first 'file:line:col: error: msg' diagnostic."""
+    import re
+    from triton.compiler.errors import CompilationError
+    for line in text.splitlines():
+        m = re.match(r"^(.*):(\d+):(\d+): error: (.*)$", line)
+        if m:
+            return CompilationError.at(jitfn, int(m.group(2)), int(m.group(3)), m.group(4))
+    return CompilationError.at(jitfn, jitfn.def_line, 1, text)
 
 
 def _store(key, jitfn, spec, stages, plan, so, replace):

@@ -25,6 +25,16 @@ class CompilationError(Exception):
             text += f"\n    {stripped}\n    {' ' * (self.col - 1)}^"
         return text
 
+    @classmethod
+    def at(cls, jitfn, line, col, message):
+        """An error at absolute source line/column (from C diagnostics)."""
+        class _Loc:
+            pass
+        n = _Loc()
+        n.lineno = line - getattr(jitfn, "def_line", 1) + 1
+        n.col_offset = max(col - 1, 0)
+        return cls(jitfn, n, message)
+
     def __reduce__(self):
         return (Exception, (str(self),))
 

@@ -804,7 +804,8 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
         out_dtype=float32):
     b = _builder()
     acc = _unwrap(acc)
-    prec = {None: 0, "ieee": 0, "tf32": 1, "tf32x3": 2}.get(_unwrap(input_precision), 0)
+    # IrPrecision codes (compiler/src/ir_int.h); CPUs compute in IEEE fp32 by default
+    prec = {None: 2, "ieee": 2, "tf32": 0, "tf32x3": 1}.get(_unwrap(input_precision), 2)
     od = _unwrap(out_dtype)
     return b.wrap(b.c.dot(_to_tensor(input).handle, _to_tensor(other).handle,
                           _to_tensor(acc).handle if acc is not None else None, od.code if od else -1, prec,
