@@ -34,16 +34,23 @@ static const char *const prepare_passes[] = {
 #define N_INLINE_PASSES 2
 
 /* Passes after bufferization, down to the LLVM dialect. Small static buffers
- * live on the stack (hoisted out of loops first); others get deallocations. */
-static const char *const lower_passes[] = {
+ * live on the stack (hoisted out of loops first); others get deallocations —
+ * only when heap buffers remain, because the deallocation pass rejects ops it
+ * cannot analyse (the LLVM atomics of tt.atomic_cas) even when nothing is
+ * allocated. */
+static const char *const stack_passes[] = {
     "func.func(lower-vector-mask)",
     "func.func(buffer-loop-hoisting)",
     "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=65536 "
     "max-rank-of-allocated-memref=0})",
+};
+static const char *const dealloc_passes[] = {
     "ownership-based-buffer-deallocation",
     "canonicalize",
     "buffer-deallocation-simplification",
     "bufferization-lower-deallocations",
+};
+static const char *const lower_passes[] = {
     "convert-vector-to-scf{full-unroll=true}",
     "convert-linalg-to-loops",
     "expand-strided-metadata",
@@ -545,6 +552,26 @@ find_self_copy(MlirOperation op, void *user)
     return MlirWalkResultSkip;
 }
 
+static MlirWalkResult
+find_alloc(MlirOperation op, void *user)
+{
+    MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+    if (n.length == 12 && memcmp(n.data, "memref.alloc", 12) == 0) {
+        *(int *)user = 1;
+        return MlirWalkResultInterrupt;
+    }
+    return MlirWalkResultAdvance;
+}
+
+/* Whether a heap allocation (memref.alloc) is left in the module. */
+static int
+has_heap_alloc(MlirModule mod)
+{
+    int found = 0;
+    mlirOperationWalk(mlirModuleGetOperation(mod), find_alloc, &found, MlirWalkPreOrder);
+    return found;
+}
+
 /* Erases copies of a buffer onto itself (left by masked remainders). */
 static void
 erase_self_copies(MlirModule mod)
@@ -598,6 +625,11 @@ cg_mlir_compile(const char *text, size_t len, const CgOptions *o, LLVMContextRef
         goto out;
     trace(mod, "transform script (bufferize)", t_script);
     erase_self_copies(mod);
+    if (run_passes(ctx, mod, stack_passes, sizeof stack_passes / sizeof *stack_passes, &d))
+        goto out;
+    if (has_heap_alloc(mod) &&
+        run_passes(ctx, mod, dealloc_passes, sizeof dealloc_passes / sizeof *dealloc_passes, &d))
+        goto out;
     if (run_passes(ctx, mod, lower_passes, sizeof lower_passes / sizeof *lower_passes, &d))
         goto out;
     if (o->want_stages) {

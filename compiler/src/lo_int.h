@@ -178,6 +178,7 @@ int lo_load(LoCtx *c, IrOp *op);      /* scalar loads; tensor loads stay lazy */
 int lo_store(LoCtx *c, IrOp *op);
 int lo_make_block_ptr(LoCtx *c, IrOp *op);
 int lo_advance(LoCtx *c, IrOp *op);
+int lo_atomic(LoCtx *c, IrOp *op);      /* tt.atomic_rmw / tt.atomic_cas */
 /* Full-tile tensor of a tensor load (padded with 'other' where masked). */
 unsigned lo_load_materialize(LoCtx *c, IrRef v);
 /* A strided view of parameter p->param: element offset p->off evaluated at the

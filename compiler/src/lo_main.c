@@ -757,10 +757,12 @@ lower_op_(LoCtx *c, IrOp *op)
         return 0;
     case IR_PROTON_RECORD:
         return lower_record(c, op);
-    case IR_PRINT:
-    case IR_ASSERT:
     case IR_ATOMIC_RMW:
     case IR_ATOMIC_CAS:
+        cost_mem(c, op, true);
+        return lo_atomic(c, op);
+    case IR_PRINT:
+    case IR_ASSERT:
     case IR_CALL:
     case IR_EXTERN_ELEM:
     case IR_INT_TO_PTR:

@@ -489,3 +489,156 @@ lo_store(LoCtx *c, IrOp *op)
     }
     return store_region(c, op, &reg, NULL, p);
 }
+
+/* ---- atomics ---------------------------------------------------------------------------
+ * tt.atomic_rmw / tt.atomic_cas on a scalar pointer become one memref.atomic_rmw (or
+ * generic_atomic_rmw) guarded by the mask; on a tensor of pointers they run element by
+ * element in an scf.for nest over the materialised values, mask and element offsets,
+ * collecting the old values into the result tile. */
+
+/* MLIR spelling of an IrRmw for memref.atomic_rmw, or NULL (generic form). */
+static const char *
+rmw_kind(int k, bool is_float)
+{
+    switch (k) {
+    case IR_RMW_ADD: return is_float ? "addf" : "addi";
+    case IR_RMW_FADD: return "addf";
+    case IR_RMW_MAX: return is_float ? "maximumf" : "maxs";
+    case IR_RMW_MIN: return is_float ? "minimumf" : "mins";
+    case IR_RMW_UMAX: return "maxu";
+    case IR_RMW_UMIN: return "minu";
+    case IR_RMW_AND: return "andi";
+    case IR_RMW_OR: return "ori";
+    case IR_RMW_XCHG: return "assign";
+    default: return NULL; /* xor */
+    }
+}
+
+/* One atomic on mem[idx] with operand v (and cmp for CAS); returns the old value. */
+static unsigned
+atomic_one(LoCtx *c, IrOp *op, unsigned mem, unsigned idx, unsigned v, unsigned cmp, const char *et, bool is_float)
+{
+    const char *k = op->opc == IR_ATOMIC_RMW ? rmw_kind((int)op->i[0], is_float) : NULL;
+    if (k)
+        return lo_emit(c->out, "memref.atomic_rmw %s %%v%u, %%v%u[%%v%u] : (%s, memref<?x%s>) -> %s", k, v, mem, idx,
+                       et, et, et);
+    /* CAS and xor: LLVM atomics on the element's address (memref.generic_atomic_rmw
+     * has a region the buffer-deallocation pass cannot handle) */
+    unsigned base = lo_emit(c->out, "memref.extract_aligned_pointer_as_index %%v%u : memref<?x%s> -> index", mem, et);
+    unsigned bi = lo_emit(c->out, "arith.index_cast %%v%u : index to i64", base);
+    unsigned ii = lo_emit(c->out, "arith.index_cast %%v%u : index to i64", idx);
+    unsigned bp = lo_emit(c->out, "llvm.inttoptr %%v%u : i64 to !llvm.ptr", bi);
+    unsigned ep = lo_emit(c->out, "llvm.getelementptr %%v%u[%%v%u] : (!llvm.ptr, i64) -> !llvm.ptr, %s", bp, ii, et);
+    int bits = ir_dtype_bits((IrDtype)ir_type_dtype(c->m, c->f->vals[op->res[0]].type));
+    char it[16];
+    snprintf(it, sizeof it, "i%d", bits);
+    unsigned vi = is_float ? lo_emit(c->out, "arith.bitcast %%v%u : %s to %s", v, et, it) : v;
+    unsigned r;
+    if (op->opc == IR_ATOMIC_CAS) {
+        unsigned ci = is_float ? lo_emit(c->out, "arith.bitcast %%v%u : %s to %s", cmp, et, it) : cmp;
+        unsigned pair = lo_emit(c->out, "llvm.cmpxchg %%v%u, %%v%u, %%v%u acq_rel monotonic : !llvm.ptr, %s", ep, ci,
+                                vi, it);
+        r = lo_emit(c->out, "llvm.extractvalue %%v%u[0] : !llvm.struct<(%s, i1)>", pair, it);
+    } else {
+        r = lo_emit(c->out, "llvm.atomicrmw _xor %%v%u, %%v%u acq_rel : !llvm.ptr, %s", ep, vi, it);
+    }
+    return is_float ? lo_emit(c->out, "arith.bitcast %%v%u : %s to %s", r, it, et) : r;
+}
+
+int
+lo_atomic(LoCtx *c, IrOp *op)
+{
+    IrRef ptr = op->args[0];
+    PtrForm *p = lo_ptrform(c, ptr);
+    if (!p)
+        return lo_error(c, op->loc, "unsupported pointer expression in an atomic");
+    IrType et_t = p->elem;
+    const char *et = melem(c, et_t);
+    bool is_float = ir_dtype_is_float((IrDtype)ir_type_dtype(c->m, et_t));
+    unsigned mem = c->param_ssa[p->param];
+    bool cas = op->opc == IR_ATOMIC_CAS;
+    IrRef vref = cas ? op->args[2] : op->args[1], cref = cas ? op->args[1] : IR_NONE;
+    IrRef mref = !cas && op->nargs >= 3 ? op->args[2] : IR_NONE;
+    LoVal *lv = &c->vals[op->res[0]];
+    IrType pt = c->f->vals[ptr].type;
+    if (!ir_type_is_tensor(c->m, pt)) {
+        unsigned idx = lo_aexpr_emit(c, p->off.base), v = lo_scalar(c, vref), cmp = cref ? lo_scalar(c, cref) : 0;
+        unsigned r;
+        if (mref) {
+            r = lo_fresh(c->out);
+            lo_line(c->out, "%%v%u = scf.if %%v%u -> (%s) {", r, lo_scalar(c, mref), et);
+            c->out->indent += 2;
+            unsigned o = atomic_one(c, op, mem, idx, v, cmp, et, is_float);
+            lo_line(c->out, "scf.yield %%v%u : %s", o, et);
+            c->out->indent -= 2;
+            lo_line(c->out, "} else {");
+            lo_line(c->out, "  scf.yield %%v%u : %s", lo_emit_const(c, ir_type_dtype(c->m, et_t), 0, 0), et);
+            lo_line(c->out, "}");
+        } else {
+            r = atomic_one(c, op, mem, idx, v, cmp, et, is_float);
+        }
+        lv->kind = LV_SCALAR;
+        lv->ssa = r;
+        lv->scope = c->scope;
+        return 0;
+    }
+    int rank = ir_type_rank(c->m, pt);
+    const int64_t *shape = ir_type_shape(c->m, pt);
+    unsigned vals = lo_materialize(c, vref), cmps = cref ? lo_materialize(c, cref) : 0;
+    unsigned mask = mref ? lo_materialize(c, mref) : 0, offs = lo_offsets_tensor(c, ptr, p);
+    char vt[200], mt[200], ot[200], rt[200];
+    lo_tensor_type(c, c->f->vals[vref].type, vt, sizeof vt);
+    if (mask)
+        lo_tensor_type(c, c->f->vals[mref].type, mt, sizeof mt);
+    lo_tensor_type(c, c->f->vals[op->res[0]].type, rt, sizeof rt);
+    size_t n = (size_t)snprintf(ot, sizeof ot, "tensor<");
+    for (int d = 0; d < rank; d++)
+        n += (size_t)snprintf(ot + n, sizeof ot - n, "%lldx", (long long)shape[d]);
+    snprintf(ot + n, sizeof ot - n, "index>");
+    unsigned acc = lo_emit(c->out, "tensor.empty() : %s", rt);
+    unsigned one = lo_const_index(c, 1), zero = lo_const_index(c, 0);
+    unsigned iv[IR_MAX_RANK], res[IR_MAX_RANK], carry[IR_MAX_RANK];
+    for (int d = 0; d < rank; d++) {
+        unsigned ub = lo_const_index(c, shape[d]);
+        res[d] = lo_fresh(c->out);
+        iv[d] = lo_fresh(c->out);
+        carry[d] = lo_fresh(c->out);
+        lo_line(c->out, "%%v%u = scf.for %%v%u = %%v%u to %%v%u step %%v%u iter_args(%%v%u = %%v%u) -> (%s) {", res[d],
+                iv[d], zero, ub, one, carry[d], d ? carry[d - 1] : acc, rt);
+        c->out->indent += 2;
+    }
+    char idx[128] = "";
+    size_t ni = 0;
+    for (int d = 0; d < rank; d++)
+        ni += (size_t)snprintf(idx + ni, sizeof idx - ni, "%s%%v%u", d ? ", " : "", iv[d]);
+    unsigned v = lo_emit(c->out, "tensor.extract %%v%u[%s] : %s", vals, idx, vt);
+    unsigned cmp = cmps ? lo_emit(c->out, "tensor.extract %%v%u[%s] : %s", cmps, idx, vt) : 0;
+    unsigned o = lo_emit(c->out, "tensor.extract %%v%u[%s] : %s", offs, idx, ot);
+    unsigned old;
+    if (mask) {
+        unsigned mb = lo_emit(c->out, "tensor.extract %%v%u[%s] : %s", mask, idx, mt);
+        unsigned m1 = lo_emit(c->out, "arith.trunci %%v%u : i8 to i1", mb);
+        old = lo_fresh(c->out);
+        lo_line(c->out, "%%v%u = scf.if %%v%u -> (%s) {", old, m1, et);
+        c->out->indent += 2;
+        unsigned a = atomic_one(c, op, mem, o, v, cmp, et, is_float);
+        lo_line(c->out, "scf.yield %%v%u : %s", a, et);
+        c->out->indent -= 2;
+        lo_line(c->out, "} else {");
+        lo_line(c->out, "  scf.yield %%v%u : %s", lo_emit_const(c, ir_type_dtype(c->m, et_t), 0, 0), et);
+        lo_line(c->out, "}");
+    } else {
+        old = atomic_one(c, op, mem, o, v, cmp, et, is_float);
+    }
+    unsigned ins = lo_emit(c->out, "tensor.insert %%v%u into %%v%u[%s] : %s", old, carry[rank - 1], idx, rt);
+    for (int d = rank - 1; d >= 0; d--) {
+        lo_line(c->out, "scf.yield %%v%u : %s", d == rank - 1 ? ins : res[d + 1], rt);
+        c->out->indent -= 2;
+        lo_line(c->out, "}");
+    }
+    lv->kind = LV_TENSOR;
+    lv->ssa = res[0];
+    lv->scope = c->scope;
+    lv->as_i8 = 0;
+    return 0;
+}
