@@ -64,8 +64,9 @@ test_host_target(void **state)
                 strncmp(t.triple, "aarch64", 7) == 0);
     assert_true(t.cpu[0] != '\0');
     assert_true(t.vector_bytes == 16 || t.vector_bytes == 32 || t.vector_bytes == 64);
+    /* AVX-512 is used at 512 bits, except on AMD Zen (256-bit streams are faster) */
     if (strstr(t.features, "+avx512f") && !strstr(t.features, "-evex512"))
-        assert_int_equal(t.vector_bytes, 64);
+        assert_int_equal(t.vector_bytes, strncmp(t.cpu, "znver", 5) == 0 ? 32 : 64);
     printf("host: %s cpu %s vector %d bytes\n", t.triple, t.cpu, t.vector_bytes);
     setenv("SPINE_TRITON_TARGET_ARCH", "riscv64", 1);
     assert_int_equal(cg_host_target(&t), 0);
@@ -82,8 +83,14 @@ asm_has(const char *as, const CgTarget *t, const char *need)
 {
     if (!need[0] || strncmp(t->triple, "x86_64", 6) != 0)
         return 1;
-    const char *reg = t->vector_bytes == 64 ? "%zmm" : t->vector_bytes == 32 ? "%ymm" : "%xmm";
-    if (!strstr(as, reg))
+    /* registers at least as wide as the target's vectors (the matmul micro-kernel
+     * uses two vectors per row, which LLVM may fuse into one wider register) */
+    bool ok = strstr(as, "%zmm") != NULL;
+    if (t->vector_bytes <= 32)
+        ok |= strstr(as, "%ymm") != NULL;
+    if (t->vector_bytes <= 16)
+        ok |= strstr(as, "%xmm") != NULL;
+    if (!ok)
         return 0;
     return strcmp(need, "fma") != 0 || strstr(as, "vfmadd") != NULL;
 }
