@@ -26,8 +26,9 @@ $(IR_LIB): $(IR_OBJS)
 # importing triton does not map libMLIR/libLLVM until the first compile.
 $(CG_LIB): $(CG_OBJS) $(IR_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $(CG_OBJS) $(IR_LIB) $(LDFLAGS_ALL) $(MLIR_LIBS) -Wl,-soname,libtritium_cg.so \
+	$(CC) -shared -o $@.tmp $(CG_OBJS) $(IR_LIB) $(LDFLAGS_ALL) $(MLIR_LIBS) -Wl,-soname,libtritium_cg.so \
 	    -Wl,--exclude-libs,ALL
+	mv -f $@.tmp $@
 
 $(OPT_BIN): $(BUILD)/compiler/tools/tritium_opt.o $(CG_OBJS) $(IR_LIB)
 	@mkdir -p $(dir $@)

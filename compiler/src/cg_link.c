@@ -74,6 +74,22 @@ find_libm(const CgTarget *t)
     return NULL;
 }
 
+/* The target's compiler runtime archive (soft conversions such as
+ * __truncdfhf2 for f64 -> f16 that LLVM calls out to), or NULL. */
+static const char *
+find_builtins(const CgTarget *t)
+{
+    static const char *const riscv[] = {"/usr/lib/llvm-19/lib/clang/19/lib/linux/libclang_rt.builtins-riscv64.a",
+                                        "/usr/lib/gcc-cross/riscv64-linux-gnu/12/libgcc.a", NULL};
+    static const char *const x86[] = {"/usr/lib/llvm-19/lib/clang/19/lib/linux/libclang_rt.builtins-x86_64.a",
+                                      "/usr/lib/gcc/x86_64-linux-gnu/12/libgcc.a", NULL};
+    const char *const *c = cg_target_is_riscv(t) ? riscv : x86;
+    for (; *c; c++)
+        if (access(*c, R_OK) == 0)
+            return *c;
+    return NULL;
+}
+
 static int
 write_all(int fd, const uint8_t *p, size_t n)
 {
@@ -168,6 +184,11 @@ cg_link(const uint8_t *obj, size_t len, const CgOptions *o, const char *so_path,
     argv[a++] = "-o";
     argv[a++] = tso;
     argv[a++] = tobj;
+    const char *builtins = find_builtins(&o->target);
+    if (builtins) {
+        argv[a++] = "--exclude-libs=ALL"; /* keep the runtime's symbols private */
+        argv[a++] = (char *)builtins;
+    }
     if (libm) {
         argv[a++] = "--as-needed";
         argv[a++] = (char *)libm;

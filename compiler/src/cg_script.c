@@ -447,7 +447,7 @@ const char cg_script_bufferize[] =
     "    %f = transform.structured.match ops{[\"func.func\"]} in %root"
     " : (!transform.any_op) -> !transform.any_op\n"
     "    transform.bufferization.eliminate_empty_tensors %f : !transform.any_op\n"
-    "    %b = transform.bufferization.one_shot_bufferize %root {memcpy_op = \"linalg.copy\"}"
+    "    %b = transform.bufferization.one_shot_bufferize %root {allow_return_allocs_from_loops = true, memcpy_op = \"linalg.copy\"}"
     " : (!transform.any_op) -> !transform.any_op\n"
     "    %bf = transform.structured.match ops{[\"func.func\"]} in %b"
     " : (!transform.any_op) -> !transform.any_op\n"

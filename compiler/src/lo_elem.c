@@ -175,6 +175,70 @@ math_op(LoCtx *c, IrOpc opc, const unsigned *args, int nargs, int d)
     return small ? lo_emit(c->out, "arith.truncf %%v%u : f32 to %s", r, ft) : r;
 }
 
+/* Narrowing float conversion rounding toward zero (fp_downcast_rounding="rtz").
+ * MLIR 19's arith.truncf only rounds to nearest even, so round to nearest
+ * and, where that moved the magnitude up, step one ulp back toward zero: the
+ * result's bit pattern minus one (this also turns an overflow to inf into the
+ * largest finite value). NaN and exact results are left alone. */
+static unsigned
+truncf_toward_zero(LoCtx *c, unsigned x, const char *st, const char *dt, int dd)
+{
+    const char *it = dd == IR_F32 ? "i32" : dd == IR_F64 ? "i64" : "i16";
+    unsigned r = lo_emit(c->out, "arith.truncf %%v%u : %s to %s", x, st, dt);
+    unsigned back = lo_emit(c->out, "arith.extf %%v%u : %s to %s", r, dt, st);
+    unsigned ab = lo_emit(c->out, "math.absf %%v%u : %s", back, st);
+    unsigned ax = lo_emit(c->out, "math.absf %%v%u : %s", x, st);
+    unsigned up = lo_emit(c->out, "arith.cmpf ogt, %%v%u, %%v%u : %s", ab, ax, st);
+    unsigned bits = lo_emit(c->out, "arith.bitcast %%v%u : %s to %s", r, dt, it);
+    unsigned one = lo_emit(c->out, "arith.constant 1 : %s", it);
+    unsigned dn = lo_emit(c->out, "arith.subi %%v%u, %%v%u : %s", bits, one, it);
+    unsigned sel = lo_emit(c->out, "arith.select %%v%u, %%v%u, %%v%u : %s", up, dn, bits, it);
+    return lo_emit(c->out, "arith.bitcast %%v%u : %s to %s", sel, it, dt);
+}
+
+/* Constant integer value behind v (through splats), or false. */
+static bool
+int_const_of(LoCtx *c, IrRef v, int64_t *k)
+{
+    IrOp *d = c->f->vals[v].def;
+    while (d && d->opc == IR_SPLAT)
+        d = c->f->vals[d->args[0]].def;
+    if (!d || d->opc != IR_CONST)
+        return false;
+    *k = d->i[0];
+    return true;
+}
+
+/* Integer division and remainder that cannot trap. Masked-off lanes of a
+ * tile (a load's `other`, the tail of a block) often hold 0, and INT_MIN / -1
+ * overflows; on x86 both raise SIGFPE. Triton leaves those lanes undefined, so
+ * a divisor of 0 is replaced by 1, and a signed divisor of -1 is computed as a
+ * negation (remainder 0). Known-safe constant divisors skip the guard. */
+static unsigned
+int_divide(LoCtx *c, IrOp *op, const unsigned *args, const char *ts)
+{
+    const char *name = ir_opc_name[op->opc];
+    bool is_signed = op->opc == IR_DIVSI || op->opc == IR_REMSI;
+    int64_t k;
+    if (int_const_of(c, op->args[1], &k) && k != 0 && !(is_signed && k == -1))
+        return lo_emit(c->out, "%s %%v%u, %%v%u : %s", name, args[0], args[1], ts);
+    unsigned zero = lo_emit(c->out, "arith.constant 0 : %s", ts);
+    unsigned one = lo_emit(c->out, "arith.constant 1 : %s", ts);
+    unsigned bad = lo_emit(c->out, "arith.cmpi eq, %%v%u, %%v%u : %s", args[1], zero, ts);
+    unsigned neg1 = 0;
+    if (is_signed) {
+        unsigned m1 = lo_emit(c->out, "arith.constant -1 : %s", ts);
+        neg1 = lo_emit(c->out, "arith.cmpi eq, %%v%u, %%v%u : %s", args[1], m1, ts);
+        bad = lo_emit(c->out, "arith.ori %%v%u, %%v%u : i1", bad, neg1);
+    }
+    unsigned d = lo_emit(c->out, "arith.select %%v%u, %%v%u, %%v%u : %s", bad, one, args[1], ts);
+    unsigned r = lo_emit(c->out, "%s %%v%u, %%v%u : %s", name, args[0], d, ts);
+    if (!is_signed)
+        return r;
+    unsigned alt = op->opc == IR_DIVSI ? lo_emit(c->out, "arith.subi %%v%u, %%v%u : %s", zero, args[0], ts) : zero;
+    return lo_emit(c->out, "arith.select %%v%u, %%v%u, %%v%u : %s", neg1, alt, r, ts);
+}
+
 /* Emits the scalar form of element-wise op 'op' on operand SSAs 'args' into
  * c->out and returns the result SSA. Operand and result types are the op's
  * element types. */
@@ -204,7 +268,9 @@ lo_emit_scalar_op(LoCtx *c, IrOp *op, const unsigned *args)
     case IR_EXTSI: case IR_EXTUI: case IR_TRUNCI: case IR_SITOFP: case IR_UITOFP:
     case IR_FPTOSI: case IR_FPTOUI: case IR_EXTF: case IR_TRUNCF:
         return lo_emit(c->out, "%s %%v%u : %s to %s", name, args[0], as, ts);
-    case IR_FP_TO_FP: /* rtz downcast: MLIR 19's truncf has no rounding mode; round to nearest */
+    case IR_FP_TO_FP:
+        if (op->i[0] == 1)
+            return truncf_toward_zero(c, args[0], as, ts, rd);
         return lo_emit(c->out, "arith.truncf %%v%u : %s to %s", args[0], as, ts);
     case IR_NEGF:
         return lo_emit(c->out, "arith.negf %%v%u : %s", args[0], ts);
@@ -250,6 +316,8 @@ lo_emit_scalar_op(LoCtx *c, IrOp *op, const unsigned *args)
         return lo_emit(c->out, "math.copysign %%v%u, %%v%u : %s", args[0], args[1], ts);
     case IR_FMA:
         return lo_emit(c->out, "math.fma %%v%u, %%v%u, %%v%u : %s", args[0], args[1], args[2], ts);
+    case IR_DIVSI: case IR_DIVUI: case IR_REMSI: case IR_REMUI:
+        return int_divide(c, op, args, ts);
     case IR_CLAMPF: {
         const char *mx = op->i[0] ? "maximumf" : "maxnumf", *mn = op->i[0] ? "minimumf" : "minnumf";
         unsigned t = lo_emit(c->out, "arith.%s %%v%u, %%v%u : %s", mx, args[0], args[1], ts);
@@ -542,7 +610,7 @@ load_leaf(Gen *g, IrRef v, IrOp *ld, const int8_t *dm)
     if (load_covers(g, ld, dm))
         return load_view_in(g, ld, dm);
     Region lr;
-    if (lo_load_region(c, ld, &lr) < 0) {
+    if (lv->gathering || lo_load_region(c, ld, &lr) < 0) {
         PtrForm *p = lo_ptrform(c, ld->args[0]);
         if (!p) {
             lo_error(c, ld->loc, "unsupported pointer expression in tl.load");

@@ -95,6 +95,7 @@ typedef struct LoVal {
     uint8_t as_i8;       /* LV_TENSOR of i1 materialised as i8 */
     uint8_t eager;       /* materialise at definition (pre-pass decision) */
     uint8_t analysed;    /* ptr/aform analysis done (pform/aform valid or NULL) */
+    uint8_t gathering;   /* load being lowered as guarded element loads */
     unsigned ssa;        /* LV_SCALAR / LV_TENSOR */
     int scope;           /* scope of ssa */
     PtrForm *ptr;        /* LV_PTR */

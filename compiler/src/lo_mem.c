@@ -55,6 +55,8 @@ view_common(LoCtx *c, int param, IrType elem, int r, const AExpr *base, const AE
             ns += (size_t)snprintf(sizes + ns, sizeof sizes - ns, "%s%lld", sep, (long long)ssize[k]);
             nts += (size_t)snprintf(tsz + nts, sizeof tsz - nts, "%lldx", (long long)ssize[k]);
         }
+        if (cst && cv == 0 && (unit[k] || ssize[k] == 1))
+            cv = 1; /* a size-1 dim's stride is never used, and MLIR rejects a static 0 */
         if (cst) {
             nt += (size_t)snprintf(strides + nt, sizeof strides - nt, "%s%lld", sep, (long long)cv);
             ntt += (size_t)snprintf(tst + ntt, sizeof tst - ntt, "%s%lld", sep, (long long)cv);
@@ -306,7 +308,10 @@ lo_load_materialize(LoCtx *c, IrRef v)
         LoIter it;
         lo_iter_from_region(c, NULL, r, shape, &it);
         lv->ssa = 0;
+        lv->gathering = 1; /* load_leaf must not come back here for this load */
         res = lo_generic_store(c, &it, v, 0, NULL);
+        lv = &c->vals[v];
+        lv->gathering = 0;
         lo_remark(c, ld->loc, "tl.load lowered to element-wise guarded loads (pointer or mask not analysable)");
     }
     lv->ssa = res;

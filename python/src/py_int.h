@@ -22,7 +22,8 @@
 
 /* ---- py_module.c ---- */
 extern PyObject *py_BuilderError;   /* triton._C.tritium.BuilderError */
-/* Sets a Python error from rt_last_error()/pn_last_error() style text. */
+/* Raises 'type' with a message formatted by PyUnicode_FromFormat's rules (%s, %d,
+ * %zd, %lld, %U, %R, ...); returns NULL. */
 PyObject *py_err(PyObject *type, const char *fmt, ...);
 /* Converts a sequence of ints to int64 array (max n); returns count or -1. */
 int py_int64_seq(PyObject *seq, int64_t *out, int max, const char *what);

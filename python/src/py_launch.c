@@ -709,8 +709,10 @@ static Compiled *
 resolve(Kernel *k, Bound *b)
 {
     Spec *s = lookup(k, b);
-    if (s)
+    if (s) {
+        rt_stats_add(RT_STAT_MEMORY_HIT);
         return s->compiled;
+    }
     PyObject *spec = spec_tuple(k, b), *bt = bound_tuple(k, b);
     PyObject *c = spec && bt ? PyObject_CallMethodObjArgs((PyObject *)k, str_compile_spec, spec, bt, NULL) : NULL;
     Py_XDECREF(spec);

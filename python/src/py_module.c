@@ -12,20 +12,11 @@ PyObject *py_BuilderError;
 PyObject *
 py_err(PyObject *type, const char *fmt, ...)
 {
-    va_list ap, ap2;
+    /* Python's formatter: %s %d %zd %lld %U %R ... (PyUnicode_FromFormat rules) */
+    va_list ap;
     va_start(ap, fmt);
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    PyErr_FormatV(type, fmt, ap);
     va_end(ap);
-    char *msg = malloc((size_t)n + 1);
-    if (!msg) {
-        va_end(ap2);
-        return PyErr_NoMemory();
-    }
-    vsnprintf(msg, (size_t)n + 1, fmt, ap2);
-    va_end(ap2);
-    PyErr_SetString(type, msg);
-    free(msg);
     return NULL;
 }
 

@@ -54,6 +54,7 @@ class CodeGenerator(ast.NodeVisitor):
         self.file = jitfn.file
         self.line0 = jitfn.def_line
         self.cur_node = None
+        self.tail = False  # the statement being visited ends the function body
 
     # ---- locations and errors -------------------------------------------------------------
 
@@ -105,19 +106,23 @@ class CodeGenerator(ast.NodeVisitor):
             return getattr(builtins, name)
         raise NameError(f"name '{name}' is not defined")
 
-    def visit_compound(self, stmts):
+    def visit_compound(self, stmts, tail=False):
+        """Visits a statement list. tail: nothing runs after it in the function,
+        so falling off its end is a `return` (lets `if c: return` guard the rest)."""
         stmts = list(stmts)
         i = 0
         while i < len(stmts):
             if self.returned:
                 break
             s = stmts[i]
+            self.tail = tail and i == len(stmts) - 1
             # `if cond: ...; return` followed by more code: the rest becomes the else branch
             if isinstance(s, ast.If) and _ends_with_return(s.body) and not _ends_with_return(s.orelse) and i + 1 < len(stmts):
                 cond = self._static_cond(s.test)
                 if cond is None:
                     s = ast.If(test=s.test, body=s.body, orelse=list(s.orelse) + stmts[i + 1:])
                     ast.copy_location(s, stmts[i])
+                    self.tail = tail
                     self.visit(s)
                     return
             self.visit(s)
@@ -139,7 +144,7 @@ class CodeGenerator(ast.NodeVisitor):
         self.visit_compound(node.body)
 
     def visit_FunctionDef(self, node):
-        self.visit_compound(node.body)
+        self.visit_compound(node.body, tail=True)
 
     def visit_Pass(self, node):
         pass
@@ -222,28 +227,34 @@ class CodeGenerator(ast.NodeVisitor):
 
     def visit_If(self, node):
         cond = _unwrap(self.visit(node.test))
+        tail = self.tail
         if not _is_tensor(cond):
-            self.visit_compound(node.body if cond else node.orelse)
+            self.visit_compound(node.body if cond else node.orelse, tail)
             return
         if cond.type.is_block():
             raise TypeError("an if condition must be a scalar; use tl.where for tensors")
-        self._dynamic_if(cond, node.body, node.orelse)
+        self._dynamic_if(cond, node.body, node.orelse, tail)
 
-    def _dynamic_if(self, cond, body, orelse):
+    def _dynamic_if(self, cond, body, orelse, tail):
         c = self.b.c
         liveins = dict(self.lscope)
         c.if_begin(cond.handle)
         self.lscope = dict(liveins)
         self.returned, self.ret = False, None
-        self.visit_compound(body)
+        self.visit_compound(body, tail)
         then_scope, then_ret, then_returned = self.lscope, self.ret, self.returned
         c.if_else()
         self.lscope = dict(liveins)
         self.returned, self.ret = False, None
-        self.visit_compound(orelse)
+        self.visit_compound(orelse, tail)
         else_scope, else_ret, else_returned = self.lscope, self.ret, self.returned
         if then_returned != else_returned:
-            raise NotImplementedError("a return inside an if must be matched by a return on the other path")
+            # at the end of the function, falling off the end is a bare `return`
+            if tail and then_ret is None and else_ret is None:
+                then_returned = else_returned = True
+            else:
+                raise NotImplementedError("a return inside an if must be matched by a return on the other path "
+                                          "(or be a bare `return` whose if ends the function)")
         names = []
         for n in then_scope:
             if n not in else_scope:
@@ -306,8 +317,22 @@ class CodeGenerator(ast.NodeVisitor):
             raise TypeError(f"Mismatched type between branches ({tv.type} and {ev.type})")
         return self.wrap(c.if_end([tv.handle], [ev.handle])[0])
 
-    def _loop_names(self, liveins, scope):
-        return [n for n, v in liveins.items() if n in scope and scope[n] is not v]
+    def _loop_names(self, liveins, scope, body):
+        """Variables a loop carries: those live before it that its body assigns.
+        A number assigned in the body is carried even when the dry run left it
+        equal (`b = a + b` with a == 0); a constexpr or other Python object only
+        when the body actually replaced it."""
+        assigned = _assigned_names(body)
+        names = []
+        for n, v in liveins.items():
+            if n not in scope or n not in assigned:
+                continue
+            new = scope[n]
+            if new is v:
+                if isinstance(v, constexpr) or not (_is_tensor(_unwrap(v)) or _is_number(v)):
+                    continue
+            names.append(n)
+        return names
 
     def _iv_dtype(self, *bounds):
         dt = tl.int32
@@ -356,7 +381,7 @@ class CodeGenerator(ast.NodeVisitor):
             dry = self.lscope
         finally:
             c.scratch_end()
-        names = [n for n in self._loop_names(liveins, dry) if n != node.target.id]
+        names = [n for n in self._loop_names(liveins, dry, node.body) if n != node.target.id]
         self.lscope = dict(liveins)
         inits = []
         for n in names:
@@ -391,7 +416,7 @@ class CodeGenerator(ast.NodeVisitor):
             dry = self.lscope
         finally:
             c.scratch_end()
-        names = self._loop_names(liveins, dry)
+        names = self._loop_names(liveins, dry, node.body + [node.test])
         self.lscope = dict(liveins)
         inits = [self._yieldable(liveins[n], n) for n in names]
         before = c.while_begin([t.handle for t in inits])
@@ -580,7 +605,7 @@ class CodeGenerator(ast.NodeVisitor):
         prev = getattr(_local, "gen", None)
         _local.gen = gen
         try:
-            gen.visit_compound(fn.parse().body[0].body)
+            gen.visit_compound(fn.parse().body[0].body, tail=True)
         finally:
             _local.gen = prev
             self._loc(self.cur_node) if self.cur_node is not None else None
@@ -596,6 +621,24 @@ def _same_py(a, b):
         return type(a) is type(b) and a == b
     except Exception:  # noqa: BLE001
         return False
+
+
+def _is_number(v):
+    return isinstance(v, (int, float, bool))
+
+
+def _assigned_names(stmts):
+    """Names bound anywhere in the statements (assignments, loop targets, walrus)."""
+    out = set()
+    for st in stmts:
+        for node in ast.walk(st):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    for x in ast.walk(t):
+                        if isinstance(x, ast.Name):
+                            out.add(x.id)
+    return out
 
 
 def _ends_with_return(stmts):
@@ -649,7 +692,7 @@ def generate(jitfn, builder, spec):
     try:
         with tl._set_builder(builder):
             tree = jitfn.parse()
-            gen.visit_compound(tree.body[0].body)
+            gen.visit_compound(tree.body[0].body, tail=True)
     finally:
         _local.gen = None
     c.func_end()

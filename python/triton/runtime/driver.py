@@ -37,7 +37,6 @@ class _DriverProxy:
 
 
 driver = _DriverProxy()
-active = None  # replaced by the module-level property below
 
 
 def __getattr__(name):

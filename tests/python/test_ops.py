@@ -1,0 +1,594 @@
+"""Element-wise operators and math functions against torch.
+
+Compile budget: one kernel per dtype computes every binary/unary operator into
+separate output slots, one kernel per (namespace, dtype) computes every math function;
+the results are memoised so each parametrised test asserts one (op, dtype) pair
+without another compile. Type promotion cases are one kernel each (the dtypes differ),
+with the result dtype checked at compile time (tl.static_assert) and the values at run
+time.
+
+Reference semantics (upstream triton/language/semantic.py, plus spine-triton's rule
+that fp16 `/` and `%` stay fp16):
+* `//` and `%` on integers truncate like C (torch.div(rounding_mode="trunc"),
+  torch.fmod); `%` on floats is floor-mod, x - floor(x / y) * y; `//` on floats floors.
+* int / int is fp32; bf16 `/` and `%` compute in fp32.
+* a Python scalar of the same or a lower kind than the tensor does not take part in
+  promotion (int16 tensor + 3 stays int16); a kernel scalar argument does (it is a
+  0-d tensor: int16 tensor + i32 argument is int32).
+"""
+import functools
+
+import pytest
+import torch
+
+import triton
+import triton.language as tl
+from triton.language.extra.cpu import libdevice
+
+from tritium_testutil import (FLOAT_DTYPES, INT_DTYPES, TL, assert_int_equal, dt_name as _name, gen as _gen,
+                              rand_values)
+
+N = 300          # not a multiple of BLOCK: the last program is partial
+BLOCK = 128
+
+
+# ---- binary and unary operators, every dtype ----------------------------------------------
+
+CMP_OPS = ["lt", "le", "gt", "ge", "eq", "ne"]
+SAME_OPS_FLOAT = ["add", "sub", "mul", "floordiv", "mod", "maximum", "minimum", "neg", "abs"]
+SAME_OPS_INT = ["add", "sub", "mul", "maximum", "minimum", "neg", "abs", "and", "or", "xor", "shl", "shr", "invert"]
+SAME_OPS_BOOL = ["and", "or", "xor"]
+INT_DIV_OPS = ["floordiv", "mod", "truediv"]
+
+
+@triton.jit
+def _binop_kernel(x_ptr, y_ptr, same_ptr, cmp_ptr, div_ptr, n, KIND: tl.constexpr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    y = tl.load(y_ptr + offs, mask=m)
+    tl.store(cmp_ptr + 0 * n + offs, x < y, mask=m)
+    tl.store(cmp_ptr + 1 * n + offs, x <= y, mask=m)
+    tl.store(cmp_ptr + 2 * n + offs, x > y, mask=m)
+    tl.store(cmp_ptr + 3 * n + offs, x >= y, mask=m)
+    tl.store(cmp_ptr + 4 * n + offs, x == y, mask=m)
+    tl.store(cmp_ptr + 5 * n + offs, x != y, mask=m)
+    if KIND == "bool":
+        tl.store(same_ptr + 0 * n + offs, x & y, mask=m)
+        tl.store(same_ptr + 1 * n + offs, x | y, mask=m)
+        tl.store(same_ptr + 2 * n + offs, x ^ y, mask=m)
+    elif KIND == "float":
+        tl.store(same_ptr + 0 * n + offs, x + y, mask=m)
+        tl.store(same_ptr + 1 * n + offs, x - y, mask=m)
+        tl.store(same_ptr + 2 * n + offs, x * y, mask=m)
+        tl.store(same_ptr + 3 * n + offs, x // y, mask=m)
+        tl.store(same_ptr + 4 * n + offs, x % y, mask=m)
+        tl.store(same_ptr + 5 * n + offs, tl.maximum(x, y), mask=m)
+        tl.store(same_ptr + 6 * n + offs, tl.minimum(x, y), mask=m)
+        tl.store(same_ptr + 7 * n + offs, -x, mask=m)
+        tl.store(same_ptr + 8 * n + offs, tl.abs(x), mask=m)
+        tl.store(div_ptr + offs, x / y, mask=m)
+    else:
+        # integer //, % and / have their own kernel (_int_div_kernel): see
+        # test_int_division_masked_tail for why they are not in this masked kernel
+        tl.store(same_ptr + 0 * n + offs, x + y, mask=m)
+        tl.store(same_ptr + 1 * n + offs, x - y, mask=m)
+        tl.store(same_ptr + 2 * n + offs, x * y, mask=m)
+        tl.store(same_ptr + 3 * n + offs, tl.maximum(x, y), mask=m)
+        tl.store(same_ptr + 4 * n + offs, tl.minimum(x, y), mask=m)
+        tl.store(same_ptr + 5 * n + offs, -x, mask=m)
+        tl.store(same_ptr + 6 * n + offs, tl.abs(x), mask=m)
+        tl.store(same_ptr + 7 * n + offs, x & y, mask=m)
+        tl.store(same_ptr + 8 * n + offs, x | y, mask=m)
+        tl.store(same_ptr + 9 * n + offs, x ^ y, mask=m)
+        tl.store(same_ptr + 10 * n + offs, x << 2, mask=m)
+        tl.store(same_ptr + 11 * n + offs, x >> 1, mask=m)
+        tl.store(same_ptr + 12 * n + offs, ~x, mask=m)
+
+
+@triton.jit
+def _int_div_kernel(x_ptr, y_ptr, q_ptr, r_ptr, d_ptr, BLOCK: tl.constexpr):
+    # whole tiles, no mask (the masked form is test_int_division_masked_tail)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    tl.store(q_ptr + offs, x // y)
+    tl.store(r_ptr + offs, x % y)
+    tl.store(d_ptr + offs, x / y)
+
+
+def _kind(dt):
+    return "bool" if dt == torch.bool else "float" if dt.is_floating_point else "int"
+
+
+def _div_dtype(dt):
+    """Result dtype of x / y for two tensors of dtype dt."""
+    if dt in (torch.float16, torch.float32, torch.float64):
+        return dt
+    return torch.float32  # ints and bf16
+
+
+@functools.lru_cache(maxsize=None)
+def _binop_results(dt):
+    g = _gen(100 + list(TL).index(dt))
+    x = rand_values(dt, N, g)
+    y = rand_values(dt, N, g, nonzero=True)
+    kind = _kind(dt)
+    nsame = {"bool": 3, "float": 9, "int": 13}[kind]
+    same = torch.zeros(nsame * N, dtype=dt)
+    cmp = torch.zeros(len(CMP_OPS) * N, dtype=torch.bool)
+    div = torch.zeros(N, dtype=_div_dtype(dt))
+    _binop_kernel[(triton.cdiv(N, BLOCK),)](x, y, same, cmp, div, N, KIND=kind, BLOCK=BLOCK)
+    return x, y, same.view(nsame, N), cmp.view(len(CMP_OPS), N), div
+
+
+def _cmp_ref(op, a, b):
+    return {"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b, "eq": a == b, "ne": a != b}[op]
+
+
+ALL_DTYPES = [torch.bool] + INT_DTYPES + FLOAT_DTYPES
+
+
+@pytest.mark.parametrize("op", CMP_OPS)
+@pytest.mark.parametrize("dt", ALL_DTYPES, ids=_name)
+def test_comparison(dt, op):
+    x, y, _, cmp, _ = _binop_results(dt)
+    if dt == torch.bool:
+        a, b = x.to(torch.int64), y.to(torch.int64)
+    elif dt.is_floating_point:
+        a, b = x.double(), y.double()
+    else:
+        a, b = x.to(torch.int64), y.to(torch.int64)
+    got = cmp[CMP_OPS.index(op)]
+    assert torch.equal(got, _cmp_ref(op, a, b))
+
+
+@pytest.mark.parametrize("op", SAME_OPS_BOOL)
+def test_bool_logic(op):
+    x, y, same, _, _ = _binop_results(torch.bool)
+    want = {"and": x & y, "or": x | y, "xor": x ^ y}[op]
+    assert torch.equal(same[SAME_OPS_BOOL.index(op)], want)
+
+
+def _int_ref(op, a, b):
+    return {
+        "add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b,
+        "floordiv": lambda: torch.div(a, b, rounding_mode="trunc"),  # C-style, truncating
+        "mod": lambda: torch.fmod(a, b),                               # sign of the dividend
+        "maximum": lambda: torch.maximum(a, b), "minimum": lambda: torch.minimum(a, b),
+        "neg": lambda: -a, "abs": lambda: a.abs(), "and": lambda: a & b, "or": lambda: a | b,
+        "xor": lambda: a ^ b, "shl": lambda: a << 2, "shr": lambda: a >> 1, "invert": lambda: ~a,
+    }[op]()
+
+
+@pytest.mark.parametrize("op", SAME_OPS_INT)
+@pytest.mark.parametrize("dt", INT_DTYPES, ids=_name)
+def test_int_arith(dt, op):
+    x, y, same, _, _ = _binop_results(dt)
+    a, b = x.to(torch.int64), y.to(torch.int64)
+    assert_int_equal(same[SAME_OPS_INT.index(op)], _int_ref(op, a, b), dt)
+
+
+N_FULL = 2 * BLOCK  # whole tiles
+
+
+@functools.lru_cache(maxsize=None)
+def _int_div_results(dt):
+    g = _gen(200 + list(TL).index(dt))
+    x = rand_values(dt, N_FULL, g)
+    y = rand_values(dt, N_FULL, g, nonzero=True, lo=-20 if dt.is_signed else 1, hi=20)
+    q, r, d = torch.zeros_like(x), torch.zeros_like(x), torch.zeros(N_FULL)
+    _int_div_kernel[(N_FULL // BLOCK,)](x, y, q, r, d, BLOCK=BLOCK)
+    return x, y, {"floordiv": q, "mod": r, "truediv": d}
+
+
+@pytest.mark.parametrize("op", INT_DIV_OPS)
+@pytest.mark.parametrize("dt", INT_DTYPES, ids=_name)
+def test_int_division(dt, op):
+    x, y, out = _int_div_results(dt)
+    a, b = x.to(torch.int64), y.to(torch.int64)
+    if op == "truediv":  # int / int is fp32
+        assert out[op].dtype == torch.float32
+        torch.testing.assert_close(out[op], x.to(torch.float32) / y.to(torch.float32), rtol=1e-6, atol=0)
+    else:
+        assert_int_equal(out[op], _int_ref(op, a, b), dt)
+
+
+@pytest.mark.parametrize("op", ["//", "%"])
+def test_int_division_masked_tail(op, run_py, tmp_path, session_cache_dir):
+    """x // y and x % y with masked loads on n=5 < BLOCK: masked-off lanes must not trap (SIGFPE)."""
+    script = tmp_path / "intdiv.py"
+    script.write_text(f"""
+import torch, triton, triton.language as tl
+
+@triton.jit
+def div_kernel(x_ptr, y_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=1)
+    y = tl.load(y_ptr + offs, mask=m, other=1)
+    tl.store(o_ptr + offs, x {op} y, mask=m)
+
+x = torch.tensor([7, -7, 9, 10, -11], dtype=torch.int32)
+y = torch.tensor([2, 2, -4, 3, 5], dtype=torch.int32)
+o = torch.zeros(5, dtype=torch.int32)
+div_kernel[(1,)](x, y, o, 5, BLOCK=128)
+print("RESULT", o.tolist())
+""")
+    proc = run_py(script, session_cache_dir)
+    assert proc.returncode == 0, f"child died (rc={proc.returncode}): {proc.stderr[-500:]}"
+    want = [3, -3, -2, 3, -2] if op == "//" else [1, -1, 1, 1, -1]
+    assert f"RESULT {want}" in proc.stdout
+
+
+def _float_ref(op, x, y, dt):
+    cd = dt if dt != torch.bfloat16 or op not in ("floordiv", "mod") else torch.float32
+    a, b = x.to(cd), y.to(cd)
+    r = {
+        "add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b,
+        "floordiv": lambda: torch.floor(a / b),
+        "mod": lambda: a - torch.floor(a / b) * b,  # floor-mod: sign of the divisor
+        "maximum": lambda: torch.maximum(a, b), "minimum": lambda: torch.minimum(a, b),
+        "neg": lambda: -a, "abs": lambda: a.abs(),
+    }[op]()
+    return r.to(dt)
+
+
+@pytest.mark.parametrize("op", SAME_OPS_FLOAT)
+@pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=_name)
+def test_float_arith(dt, op):
+    x, y, same, _, _ = _binop_results(dt)
+    torch.testing.assert_close(same[SAME_OPS_FLOAT.index(op)], _float_ref(op, x, y, dt))
+
+
+@pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=_name)
+def test_float_truediv(dt):
+    x, y, _, _, div = _binop_results(dt)
+    assert div.dtype == _div_dtype(dt)  # fp16 stays fp16 (spine-triton), bf16 computes in fp32
+    cd = _div_dtype(dt)
+    torch.testing.assert_close(div, x.to(cd) / y.to(cd))
+
+
+def test_division_semantics_explicit():
+    """The textbook cases: C-style truncation for ints, floor-mod for floats."""
+    xs, ys = [-7, 7, -7, 7, 6, -6, 0, 1], [2, -2, -2, 2, 3, 3, 5, 1]
+    x = torch.tensor(xs * (BLOCK // 8), dtype=torch.int32)
+    y = torch.tensor(ys * (BLOCK // 8), dtype=torch.int32)
+    q, r, d = torch.zeros_like(x), torch.zeros_like(x), torch.zeros(BLOCK)
+    _int_div_kernel[(1,)](x, y, q, r, d, BLOCK=BLOCK)
+    assert q[:8].tolist() == [-3, -3, 3, 3, 2, -2, 0, 1]   # //
+    assert r[:8].tolist() == [-1, 1, -1, 1, 0, 0, 0, 0]    # %
+    torch.testing.assert_close(d[:8], torch.tensor([-3.5, -3.5, 3.5, 3.5, 2.0, -2.0, 0.0, 1.0]))
+    n = 8
+    xf, yf = x[:n].float(), y[:n].float()
+    samef, cmp, divf = torch.zeros(9 * n), torch.zeros(6 * n, dtype=torch.bool), torch.zeros(n)
+    _binop_kernel[(1,)](xf, yf, samef, cmp, divf, n, KIND="float", BLOCK=BLOCK)
+    samef = samef.view(9, n)
+    assert samef[3].tolist() == [-4.0, -4.0, 3.0, 3.0, 2.0, -2.0, 0.0, 1.0]  # float // floors
+    assert samef[4].tolist() == [1.0, -1.0, -1.0, 1.0, 0.0, 0.0, 0.0, 0.0]   # float % is floor-mod
+
+
+# ---- type promotion with scalars and mixed dtypes -------------------------------------------
+
+@triton.jit
+def _mixed_kernel(x_ptr, y_ptr, o_ptr, n, s, OP: tl.constexpr, YMODE: tl.constexpr, EXPECT: tl.constexpr,
+                  BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=1)
+    if YMODE == "tensor":
+        y = tl.load(y_ptr + offs, mask=m, other=1)
+    elif YMODE == "int":
+        y = 3
+    elif YMODE == "float":
+        y = 2.5
+    else:  # "arg": a runtime scalar kernel argument (i32)
+        y = s
+    if OP == "add":
+        z = x + y
+    elif OP == "radd":
+        z = y + x
+    elif OP == "sub":
+        z = x - y
+    elif OP == "rsub":
+        z = y - x
+    elif OP == "mul":
+        z = x * y
+    elif OP == "div":
+        z = x / y
+    elif OP == "rdiv":
+        z = y / x
+    elif OP == "floordiv":
+        z = x // y
+    else:
+        z = x % y
+    tl.static_assert(z.dtype == EXPECT, "unexpected result dtype")
+    tl.store(o_ptr + offs, z, mask=m)
+
+
+T = torch
+PROMOTION_CASES = [
+    # (op, x dtype, y mode, y dtype, expected result dtype)
+    ("add", T.int16, "int", None, T.int16),        # python int next to int16 stays int16
+    ("radd", T.int16, "int", None, T.int16),
+    ("rsub", T.int16, "int", None, T.int16),
+    ("add", T.int16, "arg", None, T.int32),        # a kernel scalar argument (i32) promotes
+    ("mul", T.int64, "arg", None, T.int64),
+    ("add", T.float64, "arg", None, T.float64),
+    ("add", T.float16, "arg", None, T.float16),
+    ("add", T.uint8, "int", None, T.uint8),
+    ("mul", T.int8, "float", None, T.float32),     # higher kind scalar: fp32
+    ("add", T.int32, "float", None, T.float32),
+    ("div", T.int16, "int", None, T.float32),      # int / int is fp32
+    ("div", T.int32, "tensor", T.int32, T.float32),
+    ("div", T.int64, "tensor", T.int64, T.float32),
+    ("floordiv", T.int32, "int", None, T.int32),
+    ("mod", T.int32, "int", None, T.int32),
+    ("mod", T.float32, "float", None, T.float32),
+    ("add", T.float16, "float", None, T.float16),
+    ("add", T.float16, "int", None, T.float16),
+    ("div", T.float16, "float", None, T.float16),  # spine-triton: fp16 / stays fp16
+    ("div", T.float16, "int", None, T.float16),
+    ("rdiv", T.float16, "float", None, T.float16),
+    ("div", T.float16, "tensor", T.float16, T.float16),
+    ("mod", T.float16, "tensor", T.float16, T.float16),
+    ("mul", T.bfloat16, "float", None, T.bfloat16),
+    ("div", T.bfloat16, "float", None, T.float32),  # bf16 / and % compute in fp32
+    ("div", T.bfloat16, "tensor", T.bfloat16, T.float32),
+    ("add", T.bfloat16, "tensor", T.bfloat16, T.bfloat16),
+    ("add", T.bfloat16, "tensor", T.float16, T.float16),  # upstream rule 3: fp16 wins over bf16
+    ("add", T.float16, "tensor", T.float32, T.float32),
+    ("sub", T.float32, "tensor", T.float64, T.float64),
+    ("add", T.float64, "float", None, T.float64),
+    ("add", T.int8, "tensor", T.uint8, T.uint8),    # unsigned of >= rank wins
+    ("add", T.int32, "tensor", T.uint8, T.int32),
+    ("add", T.int64, "tensor", T.uint32, T.int64),
+    ("add", T.uint32, "tensor", T.int32, T.uint32),
+    ("sub", T.uint16, "tensor", T.int8, T.uint16),
+    ("add", T.int8, "tensor", T.int16, T.int16),
+    ("add", T.bool, "tensor", T.int8, T.int8),
+]
+
+
+def _operand(dt, n, g):
+    if dt == T.bool:
+        return torch.rand(n, generator=g) > 0.5
+    if dt.is_floating_point:
+        return rand_values(dt, n, g, nonzero=True)
+    if dt.is_signed:
+        return rand_values(dt, n, g, nonzero=True, lo=-20, hi=20)
+    return rand_values(dt, n, g, nonzero=True, lo=1, hi=20)
+
+
+def _mixed_ref(op, x, y, E):
+    if E.is_floating_point:
+        X = x.to(E)
+        Y = y.to(E) if isinstance(y, torch.Tensor) else y
+        fns = {"add": lambda: X + Y, "radd": lambda: Y + X, "sub": lambda: X - Y, "rsub": lambda: Y - X,
+               "mul": lambda: X * Y, "div": lambda: X / Y, "rdiv": lambda: Y / X,
+               "floordiv": lambda: torch.floor(X / Y), "mod": lambda: X - torch.floor(X / Y) * Y}
+        r = fns[op]()
+        return r if isinstance(r, torch.Tensor) else torch.full_like(X, r)
+    X = x.to(E).to(torch.int64)
+    Y = y.to(E).to(torch.int64) if isinstance(y, torch.Tensor) else y
+    fns = {"add": lambda: X + Y, "radd": lambda: Y + X, "sub": lambda: X - Y, "rsub": lambda: Y - X,
+           "mul": lambda: X * Y, "floordiv": lambda: torch.div(X, Y, rounding_mode="trunc"),
+           "mod": lambda: torch.fmod(X, Y)}
+    return fns[op]()
+
+
+@pytest.mark.parametrize("op,xdt,ymode,ydt,expect", PROMOTION_CASES,
+                         ids=[f"{c[0]}-{_name(c[1])}-{c[2]}{'-' + _name(c[3]) if c[3] else ''}"
+                              for c in PROMOTION_CASES])
+def test_promotion(op, xdt, ymode, ydt, expect):
+    g = _gen(7)
+    x = _operand(xdt, N, g)
+    y = _operand(ydt, N, g) if ydt is not None else None
+    s = 3
+    out = torch.zeros(N, dtype=expect)
+    # the static_assert inside the kernel fails compilation when the result dtype differs
+    _mixed_kernel[(triton.cdiv(N, BLOCK),)](x, y if y is not None else x, out, N, s, OP=op, YMODE=ymode,
+                                            EXPECT=TL[expect], BLOCK=BLOCK)
+    yv = y if ymode == "tensor" else {"int": 3, "float": 2.5, "arg": s}[ymode]
+    ref = _mixed_ref(op, x, yv, expect)
+    if expect.is_floating_point:
+        torch.testing.assert_close(out, ref.to(expect))
+    else:
+        assert_int_equal(out, ref, expect)
+
+
+def test_promotion_error_unsigned_and_negative_literal():
+    """Upstream's rule: an unsigned tensor next to a negative Python int is an error."""
+    x = torch.ones(N, dtype=torch.uint8)
+    with pytest.raises(triton.CompilationError, match="unsigned tensor and a negative scalar"):
+        _negative_literal_kernel[(1,)](x, x, N, BLOCK=BLOCK)
+
+
+@triton.jit
+def _negative_literal_kernel(x_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(o_ptr + offs, x + (-1), mask=offs < n)
+
+
+# ---- math functions: tl.*, tl.math.*, libdevice ----------------------------------------------
+
+MATH_OPS = ["exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "sigmoid", "erf", "tanh", "abs"]
+POSITIVE_DOMAIN = {"log", "log2", "sqrt", "rsqrt"}
+
+
+@triton.jit
+def _math_kernel(x_ptr, p_ptr, o_ptr, n, NS: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0)  # any sign
+    p = tl.load(p_ptr + offs, mask=m, other=1.0)  # positive domain (log, sqrt, ...)
+    if NS == "tl":
+        tl.store(o_ptr + 0 * n + offs, tl.exp(x), mask=m)
+        tl.store(o_ptr + 1 * n + offs, tl.exp2(x), mask=m)
+        tl.store(o_ptr + 2 * n + offs, tl.log(p), mask=m)
+        tl.store(o_ptr + 3 * n + offs, tl.log2(p), mask=m)
+        tl.store(o_ptr + 4 * n + offs, tl.sqrt(p), mask=m)
+        tl.store(o_ptr + 5 * n + offs, tl.rsqrt(p), mask=m)
+        tl.store(o_ptr + 6 * n + offs, tl.sin(x), mask=m)
+        tl.store(o_ptr + 7 * n + offs, tl.cos(x), mask=m)
+        tl.store(o_ptr + 8 * n + offs, tl.sigmoid(x), mask=m)
+        tl.store(o_ptr + 9 * n + offs, tl.erf(x), mask=m)
+        tl.store(o_ptr + 10 * n + offs, tl.tanh(x), mask=m)
+        tl.store(o_ptr + 11 * n + offs, tl.abs(x), mask=m)
+    elif NS == "math":
+        tl.store(o_ptr + 0 * n + offs, tl.math.exp(x), mask=m)
+        tl.store(o_ptr + 1 * n + offs, tl.math.exp2(x), mask=m)
+        tl.store(o_ptr + 2 * n + offs, tl.math.log(p), mask=m)
+        tl.store(o_ptr + 3 * n + offs, tl.math.log2(p), mask=m)
+        tl.store(o_ptr + 4 * n + offs, tl.math.sqrt(p), mask=m)
+        tl.store(o_ptr + 5 * n + offs, tl.math.rsqrt(p), mask=m)
+        tl.store(o_ptr + 6 * n + offs, tl.math.sin(x), mask=m)
+        tl.store(o_ptr + 7 * n + offs, tl.math.cos(x), mask=m)
+        tl.store(o_ptr + 8 * n + offs, tl.math.sigmoid(x), mask=m)
+        tl.store(o_ptr + 9 * n + offs, tl.math.erf(x), mask=m)
+        tl.store(o_ptr + 10 * n + offs, tl.math.tanh(x), mask=m)
+        tl.store(o_ptr + 11 * n + offs, tl.math.abs(x), mask=m)
+    else:  # libdevice (spine-triton's triton.language.extra.cpu.libdevice; it has no sigmoid)
+        tl.store(o_ptr + 0 * n + offs, libdevice.exp(x), mask=m)
+        tl.store(o_ptr + 1 * n + offs, libdevice.exp2(x), mask=m)
+        tl.store(o_ptr + 2 * n + offs, libdevice.log(p), mask=m)
+        tl.store(o_ptr + 3 * n + offs, libdevice.log2(p), mask=m)
+        tl.store(o_ptr + 4 * n + offs, libdevice.sqrt(p), mask=m)
+        tl.store(o_ptr + 5 * n + offs, libdevice.rsqrt(p), mask=m)
+        tl.store(o_ptr + 6 * n + offs, libdevice.sin(x), mask=m)
+        tl.store(o_ptr + 7 * n + offs, libdevice.cos(x), mask=m)
+        tl.store(o_ptr + 9 * n + offs, libdevice.erf(x), mask=m)
+        tl.store(o_ptr + 10 * n + offs, libdevice.tanh(x), mask=m)
+        tl.store(o_ptr + 11 * n + offs, libdevice.abs(x), mask=m)
+
+
+_MATH_REF = {"exp": torch.exp, "exp2": torch.exp2, "log": torch.log, "log2": torch.log2, "sqrt": torch.sqrt,
+             "rsqrt": torch.rsqrt, "sin": torch.sin, "cos": torch.cos, "sigmoid": torch.sigmoid, "erf": torch.erf,
+             "tanh": torch.tanh, "abs": torch.abs}
+_MATH_TOL = {torch.float32: dict(rtol=1e-5, atol=1e-6), torch.float64: dict(rtol=1e-12, atol=1e-13),
+             torch.float16: dict(rtol=2e-3, atol=1e-3), torch.bfloat16: dict(rtol=1.6e-2, atol=1e-2)}
+
+
+def _run_math(ns, dt, x, p):
+    n = x.numel()
+    out = torch.full((len(MATH_OPS) * n,), float("nan"), dtype=dt)
+    _math_kernel[(triton.cdiv(n, BLOCK),)](x, p, out, n, NS=ns, BLOCK=BLOCK)
+    return out.view(len(MATH_OPS), n)
+
+
+@functools.lru_cache(maxsize=None)
+def _math_results(ns, dt):
+    g = _gen(11)
+    x = (torch.randn(N, generator=g) * 3).to(dt)
+    if dt == torch.float16:
+        x = x.clamp(-9, 9)  # keeps exp(x) below fp16's 65504
+    p = (torch.rand(N, generator=g) * 20 + 0.01).to(dt)
+    return x, p, _run_math(ns, dt, x, p)
+
+
+MATH_CASES = ([("tl", dt, op) for dt in FLOAT_DTYPES for op in MATH_OPS]
+              + [("math", dt, op) for dt in (torch.float32, torch.float64) for op in MATH_OPS]
+              + [("libdevice", dt, op) for dt in (torch.float32, torch.float64) for op in MATH_OPS if op != "sigmoid"])
+
+
+@pytest.mark.parametrize("ns,dt,op", MATH_CASES, ids=[f"{c[0]}-{_name(c[1])}-{c[2]}" for c in MATH_CASES])
+def test_math(ns, dt, op):
+    x, p, out = _math_results(ns, dt)
+    arg = p if op in POSITIVE_DOMAIN else x
+    ref = _MATH_REF[op](arg.double()).to(dt)
+    torch.testing.assert_close(out[MATH_OPS.index(op)], ref, **_MATH_TOL[dt])
+
+
+SPECIAL_X = [0.0, -0.0, 1.0, -1.0, 20.0, -20.0, 88.0, -88.0, 100.0, -100.0, 1e-30, 1e5, -1e5,
+             float("inf"), float("-inf"), float("nan")]
+SPECIAL_P = [0.0, -0.0, 1.0, 2.0, 1e-30, 1e30, 3e-39, float("inf"), float("nan"), -1.0, 0.5, 1e-5, 1e5,
+             65504.0, 4.0, 0.25]
+
+
+@pytest.mark.parametrize("op", MATH_OPS)
+def test_math_special_values_fp32(op):
+    """inf, nan, signed zero, overflow/underflow and denormal inputs behave like torch."""
+    x = torch.tensor(SPECIAL_X, dtype=torch.float32)
+    p = torch.tensor(SPECIAL_P, dtype=torch.float32)
+    out = _run_math("tl", torch.float32, x, p)
+    arg = p if op in POSITIVE_DOMAIN else x
+    ref = _MATH_REF[op](arg)
+    torch.testing.assert_close(out[MATH_OPS.index(op)], ref, rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: tl.sin/tl.cos (fp32) lose all accuracy for |x| > ~1e10: the "
+                                       "range reduction in compiler/src/lo_math.c has no large-argument path")
+@pytest.mark.parametrize("op", ["sin", "cos"])
+def test_sin_cos_large_arguments_fp32(op):
+    x = torch.tensor([1e12, -3e13, 1e14, 7.5e15, 1e20, -1e25, 1e30, 3e38], dtype=torch.float32)
+    out = _run_math("tl", torch.float32, x, torch.ones_like(x))
+    ref = _MATH_REF[op](x.double()).float()
+    torch.testing.assert_close(out[MATH_OPS.index(op)], ref, rtol=1e-5, atol=1e-5)
+
+
+# ---- where, maximum/minimum with scalars, fma, cdiv, full, zeros, arange, program ids --------
+
+@triton.jit
+def _misc_kernel(x_ptr, y_ptr, z_ptr, f_ptr, i_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    local = tl.arange(0, BLOCK)
+    offs = pid * BLOCK + local
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0)
+    y = tl.load(y_ptr + offs, mask=m, other=0.0)
+    z = tl.load(z_ptr + offs, mask=m, other=0.0)
+    tl.store(f_ptr + 0 * n + offs, tl.fma(x, y, z), mask=m)
+    tl.store(f_ptr + 1 * n + offs, tl.math.fma(x, 2.0, 1.0), mask=m)
+    tl.store(f_ptr + 2 * n + offs, tl.where(x > y, x, y), mask=m)
+    tl.store(f_ptr + 3 * n + offs, tl.where(x > 0, x, 0.5), mask=m)
+    tl.store(f_ptr + 4 * n + offs, tl.where(x > y, 1.5, -1.5), mask=m)
+    tl.store(f_ptr + 5 * n + offs, tl.maximum(x, 0.0), mask=m)
+    tl.store(f_ptr + 6 * n + offs, tl.minimum(0.25, y), mask=m)
+    tl.store(f_ptr + 7 * n + offs, tl.full([BLOCK], 3.5, tl.float32) + tl.zeros([BLOCK], dtype=tl.float32), mask=m)
+    tl.store(f_ptr + 8 * n + offs, x * 2 + 1, mask=m)      # python scalars broadcast over the tile
+    tl.store(f_ptr + 9 * n + offs, 1.0 - x / 4, mask=m)
+    tl.store(i_ptr + 0 * n + offs, tl.cdiv(offs, 3), mask=m)
+    tl.store(i_ptr + 1 * n + offs, offs * 0 + pid, mask=m)
+    tl.store(i_ptr + 2 * n + offs, offs * 0 + tl.num_programs(0), mask=m)
+    tl.store(i_ptr + 3 * n + offs, tl.arange(16, 16 + BLOCK), mask=m)
+    tl.store(i_ptr + 4 * n + offs, tl.full([BLOCK], -7, tl.int32), mask=m)
+    tl.store(i_ptr + 5 * n + offs, tl.where(m, offs, -1), mask=m)
+
+
+def test_misc_ops():
+    g = _gen(5)
+    x, y, z = (torch.randn(N, generator=g) for _ in range(3))
+    f = torch.zeros(10 * N)
+    i = torch.zeros(6 * N, dtype=torch.int32)
+    grid = (triton.cdiv(N, BLOCK),)
+    _misc_kernel[grid](x, y, z, f, i, N, BLOCK=BLOCK)
+    f, i = f.view(10, N), i.view(6, N)
+    ar = torch.arange(N)
+    tc = torch.testing.assert_close
+    tc(f[0], torch.addcmul(z, x, y), rtol=1e-6, atol=1e-6)
+    tc(f[1], x * 2 + 1)
+    tc(f[2], torch.where(x > y, x, y))
+    tc(f[3], torch.where(x > 0, x, torch.tensor(0.5)))
+    tc(f[4], torch.where(x > y, torch.tensor(1.5), torch.tensor(-1.5)))
+    tc(f[5], x.clamp(min=0))
+    tc(f[6], y.clamp(max=0.25))
+    tc(f[7], torch.full((N,), 3.5))
+    tc(f[8], x * 2 + 1)
+    tc(f[9], 1.0 - x / 4)
+    assert i[0].tolist() == ((ar + 2) // 3).tolist()
+    assert i[1].tolist() == (ar // BLOCK).tolist()
+    assert i[2].tolist() == [grid[0]] * N
+    assert i[3].tolist() == (ar % BLOCK + 16).tolist()
+    assert i[4].tolist() == [-7] * N
+    assert i[5].tolist() == ar.tolist()
+
+
+def test_host_helpers():
+    assert triton.cdiv(0, 128) == 0
+    assert triton.cdiv(1, 128) == 1
+    assert triton.cdiv(128, 128) == 1
+    assert triton.cdiv(129, 128) == 2
+    assert [triton.next_power_of_2(v) for v in (0, 1, 2, 3, 5, 64, 65, 1000)] == [1, 1, 2, 4, 8, 64, 128, 1024]
+
