@@ -69,9 +69,12 @@ def main():
     c, e = lawson(cheb(1e-4, 0.84), lambda x: float(mp.erf(x) / x), powers(6, 2),
                   lambda x: float(x / mp.erf(x)))
     emit('erf_e', 'erf x = x E(x^2), |x| < 0.84', c, e)
-    c, e = lawson(cheb(0.84, 3.92), lambda x: float(mp.erfc(x) * mp.exp(x * x)),
-                  [lambda x, k=k: (1.0 / x) ** k for k in range(8)], lambda x: float(mp.exp(-x * x)))
-    emit('erfc_g', 'erfc x = e^-x^2 G(1/x), 0.84 <= x <= 3.92', c, e)
+    c, e = lawson(cheb(0.84, 3.92), lambda a: float(mp.log(mp.erfc(a), 2)),
+                  [lambda a, k=k: (a - 0.84) ** k for k in range(6)], lambda a: float(mp.erfc(a)))
+    emit('erfc_l', 'erfc a = 2^L(a - 0.84), 0.84 <= a <= 3.92', c, e)
+    c, e = lawson(cheb(-0.501, 0.501), lambda r: float((mp.power(2, r) - 1) / r), powers(5),
+                  lambda r: abs(r) / float(mp.power(2, r)))
+    emit('erfc_x', '2^r = 1 + r P(r), |r| <= 1/2 (erfc only)', c, e)
 
 
 if __name__ == '__main__':
