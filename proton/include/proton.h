@@ -207,6 +207,10 @@ PN_API int pn_capture_results_json(void (*write)(const char *s, size_t n, void *
  * when it holds undumped data). The exit and signal handlers do the same; safe to
  * call more than once. */
 PN_API void pn_flush_all(void);
+/* The same as the process exit handler: pn_flush_all, and "proton: wrote PATH"
+ * for the capture file. For hosts whose exit path skips C atexit handlers
+ * (Python re-raises SIGINT after an uncaught KeyboardInterrupt). */
+PN_API void pn_flush_at_exit(void);
 
 /* ---- counters -------------------------------------------------------------------- */
 

@@ -177,16 +177,19 @@ pn_buf_free(PnBuf *b)
 }
 
 /* Calls 'fn' for every record of thread 't' that belongs to consumer (slot, ctick),
- * with its counter extension (or NULL). Holds pn_mu. Stops at the first nonzero
- * return of 'fn' and returns it. */
+ * with its counter extension (or NULL), from position 'pos' ({NULL, 0}: the start) on;
+ * 'pos' is left after the last record visited, so a second scan sees only what was
+ * appended meanwhile. Holds pn_mu (chunks are freed only under it). Stops at the
+ * first nonzero return of 'fn' and returns it. */
 int
-pn_buf_foreach(const PnTls *t, int slot, uint64_t ctick, PnRecFn fn, void *user)
+pn_buf_scan(const PnTls *t, int slot, uint64_t ctick, PnBufPos *pos, PnRecFn fn, void *user)
 {
-    uint32_t bit = 1u << slot;
+    uint32_t bit = 1u << slot, i = pos->c ? pos->i : 0;
+    const PnChunk *c = pos->c ? pos->c : PN_ACQ(&t->buf.head);
     int rc;
-    for (const PnChunk *c = PN_ACQ(&t->buf.head); c; c = PN_ACQ(&c->next)) {
+    for (; c; c = PN_ACQ(&c->next), i = 0) {
         uint32_t n = PN_ACQ(&c->n);
-        for (uint32_t i = 0; i < n; i++) {
+        for (; i < n; i++) {
             const PnRec *r = &c->rec[i];
             if (r->kind == PN_EV_CTR || !(r->mask & bit) || r->mtick < ctick)
                 continue;
@@ -194,6 +197,16 @@ pn_buf_foreach(const PnTls *t, int slot, uint64_t ctick, PnRecFn fn, void *user)
             if (rc)
                 return rc;
         }
+        pos->c = c;
+        pos->i = n;
     }
     return 0;
+}
+
+/* pn_buf_scan from the start */
+int
+pn_buf_foreach(const PnTls *t, int slot, uint64_t ctick, PnRecFn fn, void *user)
+{
+    PnBufPos pos = { NULL, 0 };
+    return pn_buf_scan(t, slot, ctick, &pos, fn, user);
 }

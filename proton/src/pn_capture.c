@@ -8,7 +8,8 @@
  * freed by its owners), dump() to pn_capture_dump, get_results() to
  * pn_capture_results_json. The store follows host scopes like a session, keeps a
  * timeline (so any output format can be chosen at dump time) and is written at exit
- * when it holds anything not dumped yet.
+ * when it holds anything not dumped yet. With TRITON_DISABLE_PROTON every call here
+ * does nothing: dump writes no file and prints no table, results are "{}".
  */
 #include "pn_int.h"
 
@@ -99,6 +100,8 @@ pn_capture_dump(const char *path)
 {
     int rc;
     pn_init();
+    if (pn_disabled())
+        return 0; /* TRITON_DISABLE_PROTON: no file, no table, no error */
     pthread_mutex_lock(&pn_mu);
     rc = pn_capture_dump_locked(path);
     pthread_mutex_unlock(&pn_mu);
@@ -114,6 +117,10 @@ pn_capture_results_json(void (*write)(const char *s, size_t n, void *user), void
     cJSON *o = NULL;
     int rc;
     pn_init();
+    if (pn_disabled()) {
+        write("{}", 2, user);
+        return 0;
+    }
     pthread_mutex_lock(&pn_mu);
     rc = pn_tree_build(&tr, PN_CAPTURE_SLOT, pn_slot_ctick[PN_CAPTURE_SLOT], 1);
     if (rc < 0)

@@ -8,7 +8,9 @@
  * number of events, not to the JSON text. ts/dur are microseconds from the earliest
  * event; both ends are converted from ticks to integer ns first, so events that
  * nest in ticks still nest in the file. The call_stack of kernels and host scopes is
- * rebuilt from the host-scope events enclosing them on the same thread.
+ * rebuilt from the host-scope events enclosing them on the same thread. Host scopes
+ * still open when the file is written (finalize or dump inside a scope, exit, a
+ * signal) get an event ending at the write time, marked "open": true.
  */
 #include "pn_int.h"
 
@@ -27,6 +29,8 @@ typedef struct Th {
     int is_main;
     Ev *ev;
     uint32_t n, cap;
+    PnRec *open;                   /* host scopes open at write time (kind 0: closed since) */
+    uint32_t nopen;
 } Th;
 
 typedef struct Frame {
@@ -80,12 +84,65 @@ collect_one(const PnRec *r, const PnCtrRec *c, void *user)
 }
 
 static int
+collect_host(const PnRec *r, const PnCtrRec *c, void *user)
+{
+    return r->kind == PN_EV_HOST ? collect_one(r, c, user) : 0;
+}
+
+/* open scopes whose record was collected too (closed while the stack was read):
+ * the record wins */
+static void
+drop_closed(Th *th)
+{
+    for (uint32_t i = 0; i < th->n; i++) {
+        const PnRec *r = th->ev[i].r;
+        if (r->kind != PN_EV_HOST || r->seq < th->open[0].seq)
+            continue;
+        for (uint32_t j = 0; j < th->nopen; j++)
+            if (th->open[j].seq == r->seq)
+                th->open[j].kind = 0;
+    }
+}
+
+/* The thread's records, plus one event per host scope still open (ending at the
+ * write time, set by close_open). The owner may keep recording, so: every record
+ * visible now, then the stack of open scopes, then only the host records appended
+ * meanwhile. A launch taken in the first pass began inside its scopes, so each of
+ * them is either on the stack read afterwards or already closed, with its record
+ * appended before the pop: every call_stack is complete. Later launches are left
+ * for the next write. */
+static int
 collect(Th *th, PnTls *t, int slot, uint64_t ctick, uint64_t *base)
 {
     Col col = { th, base };
+    PnBufPos pos = { NULL, 0 };
+    int rc;
     th->tid = t->tid;
     th->is_main = t->is_main;
-    return pn_buf_foreach(t, slot, ctick, collect_one, &col);
+    if ((rc = pn_buf_scan(t, slot, ctick, &pos, collect_one, &col)) != 0)
+        return rc;
+    th->open = pn_scope_open(t, slot, ctick, &th->nopen);
+    if ((rc = pn_buf_scan(t, slot, ctick, &pos, collect_host, &col)) != 0 || !th->nopen)
+        return rc;
+    drop_closed(th);
+    for (uint32_t i = 0; i < th->nopen && rc == 0; i++) {
+        if (!th->open[i].kind)
+            continue;
+        if (th->open[i].t0 < *base)
+            *base = th->open[i].t0;
+        rc = th_push(th, &th->open[i], NULL);
+    }
+    return rc;
+}
+
+/* open scopes end when the file is written: after every record was collected, so
+ * everything they enclose ends before them */
+static void
+close_open(Th *th, uint32_t nth, uint64_t now)
+{
+    for (uint32_t i = 0; i < nth; i++)
+        for (uint32_t j = 0; j < th[i].nopen; j++)
+            th[i].open[j].t1 = now;
 }
 
 static int
@@ -264,6 +321,8 @@ host_event(Cw *cw, uint32_t tid, const PnRec *r)
     cJSON *args = cJSON_AddObjectToObject(e, "args");
     cJSON_AddItemToObject(args, "scope_id", pn_json_uint(r->seq));
     cJSON_AddItemToObject(args, "call_stack", call_stack(cw, r->id));
+    if (r->aux & PN_REC_OPEN)
+        cJSON_AddTrueToObject(args, "open");
     out(cw, e);
     if (cw->sp == cw->scap) {
         uint32_t cap = cw->scap ? cw->scap * 2 : 64;
@@ -382,6 +441,7 @@ pn_chrome_write(int slot, uint64_t ctick, PnWriteFn w, void *user)
         rc = ctick ? collect(&th[nth], t, slot, ctick, &cw.base) : 0;
         nth++;
     }
+    close_open(th, nth, pn_now());
     if (cw.base == UINT64_MAX)
         cw.base = pn_now();
     if (rc == 0) {
@@ -391,8 +451,10 @@ pn_chrome_write(int slot, uint64_t ctick, PnWriteFn w, void *user)
             rc = thread_events(&cw, &th[i]);
         w("\n]}\n", 4, user);
     }
-    for (uint32_t i = 0; i < nth; i++)
+    for (uint32_t i = 0; i < nth; i++) {
         free(th[i].ev);
+        free(th[i].open);
+    }
     for (uint32_t i = 0; i < cw.ncx; i++)
         cJSON_Delete(cw.cx[i]);
     free(cw.cx);

@@ -175,9 +175,9 @@ pn_ctr_open(PnCtrGroup *g)
         g->fd[i] = -1;
     g->gen = pn_ctrs.gen;
     g->state = -1;
+    pn_counters_notice(); /* also when nothing opened: say what was dropped */
     if (pn_ctrs.n == 0)
         return -1;
-    pn_counters_notice();
     for (int i = 0; i < pn_ctrs.n; i++) {
         struct perf_event_attr a = pn_ctrs.ev[i].attr;
         a.disabled = i == 0;

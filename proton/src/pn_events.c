@@ -7,8 +7,10 @@
  * of the generic perf names ("cycles", "task-clock", ...) plus raw "rNNNN" codes.
  * The set comes from PROTON_EVENTS (comma-separated, "none" or "" for no counters);
  * the default is "cycles,instructions" when a hardware PMU opens, else
- * "task-clock,page-faults,context-switches" with one notice on stderr, printed
- * only once something actually records (pn_counters_notice).
+ * "task-clock,page-faults,context-switches" with one notice on stderr. Named events
+ * that do not resolve or open are dropped with one notice too (naming them, and what
+ * is counted instead: the others, or times only). Notices are printed only once
+ * something actually records (pn_counters_notice).
  * Reference: man perf_event_open(2), libpfm4 pfm_get_os_event_encoding(3).
  */
 #include "pn_int.h"
@@ -220,6 +222,8 @@ add_event(PnCounterSet *cs, const char *spec, char *bad, size_t badlen)
     cs->n++;
 }
 
+/* One line naming what was dropped and why, and what is measured instead: the
+ * remaining events, or times only (timestamps, never reported as cycles). */
 static void
 set_notice(PnCounterSet *cs, const char *what, const char *bad)
 {
@@ -227,8 +231,12 @@ set_notice(PnCounterSet *cs, const char *what, const char *bad)
     size_t l = 0;
     for (int i = 0; i < cs->n; i++)
         l += (size_t)snprintf(names + l, sizeof names - l, "%s%s", i ? ", " : "", cs->ev[i].spec);
-    snprintf(cs->notice, sizeof cs->notice, "proton: %s (%s); counting %s instead\n", what, bad,
-             cs->n ? names : "nothing");
+    if (cs->n)
+        snprintf(cs->notice, sizeof cs->notice, "proton: %s (%s); counting %s instead\n", what,
+                 bad, names);
+    else
+        snprintf(cs->notice, sizeof cs->notice,
+                 "proton: %s (%s); no counters, measuring time only\n", what, bad);
 }
 
 static void
@@ -257,7 +265,8 @@ choose(PnCounterSet *cs)
         }
         free(copy);
         if (bad[0])
-            set_notice(cs, "some PROTON_EVENTS are unavailable", bad);
+            set_notice(cs, cs->n ? "some PROTON_EVENTS are unavailable"
+                                 : "no PROTON_EVENTS event is available", bad);
     }
     cs->source = cs->n ? "software" : "none";
     for (int i = 0; i < cs->n; i++)

@@ -6,8 +6,10 @@
  * until something records (kernel capture on, or a session started): then
  * pn_arm_exit registers an atexit handler and takes over SIGTERM and SIGINT only
  * where their disposition is still the default. Python owns SIGINT (it becomes
- * KeyboardInterrupt and the process exits through atexit), so an existing handler
- * is never replaced. The signal handler writes pending output, restores the default
+ * KeyboardInterrupt), so an existing handler is never replaced; an uncaught
+ * KeyboardInterrupt ends Python by re-raising SIGINT after finalisation, which
+ * skips C atexit handlers, so the triton package calls pn_flush_at_exit from a
+ * Python atexit hook as well. The signal handler writes pending output, restores the default
  * action and re-raises, so the exit status still says "killed by SIGTERM".
  */
 #include "pn_int.h"
@@ -134,12 +136,18 @@ pn_flush_all(void)
     pthread_mutex_unlock(&pn_mu);
 }
 
-static void
-on_exit_handler(void)
+void
+pn_flush_at_exit(void)
 {
     pthread_mutex_lock(&pn_mu);
     flush_locked(1);
     pthread_mutex_unlock(&pn_mu);
+}
+
+static void
+on_exit_handler(void)
+{
+    pn_flush_at_exit();
 }
 
 /* Not async-signal-safe in general (it allocates and writes files), which is the

@@ -179,8 +179,10 @@ typedef struct PnRec {             /* 64 bytes */
     uint64_t mtick;                /* tick at which 'mask' was taken */
     uint64_t seq;                  /* launch: launch id; program/scope: its launch; host: scope id */
     int32_t xyz[3];                /* launch: grid; program/scope: program id */
-    uint32_t aux;                  /* unused (0) */
+    uint32_t aux;                  /* host: PN_REC_OPEN when made up by a writer; else 0 */
 } PnRec;
+
+#define PN_REC_OPEN 1u             /* a host scope still open when the file was written */
 
 typedef struct PnCtrRec {          /* 64 bytes, follows a record with nctr > 0 */
     uint8_t kind;
@@ -216,6 +218,11 @@ int pn_budget_exhausted(const PnTls *t, int cls);
 uint64_t pn_dropped(int slot, uint64_t ctick); /* sum over threads; caller holds pn_mu */
 typedef int (*PnRecFn)(const PnRec *r, const PnCtrRec *c, void *user);
 int pn_buf_foreach(const PnTls *t, int slot, uint64_t ctick, PnRecFn fn, void *user);
+typedef struct PnBufPos {
+    const PnChunk *c;              /* chunk reached; NULL = start at the head */
+    uint32_t i;                    /* records of it already visited */
+} PnBufPos;
+int pn_buf_scan(const PnTls *t, int slot, uint64_t ctick, PnBufPos *pos, PnRecFn fn, void *user);
 
 /* ---- per-thread partial trees (pn_tree.c) ------------------------------------------- */
 
@@ -308,10 +315,10 @@ typedef struct PnKFrame {
     uint64_t ctr[PN_MAX_COUNTERS];
 } PnKFrame;
 
-typedef struct PnHostFrame {
+typedef struct PnHostFrame {      /* read by writers while the owner runs: see pn_scope_open */
     uint32_t name;
     uint32_t mask, tmask;          /* slots this scope was pushed on; timeline slots */
-    uint64_t id, t0, mtick;
+    uint64_t id, t0, mtick;        /* id: 0 while the frame is being written */
 } PnHostFrame;
 
 typedef struct PnScratch {
@@ -347,7 +354,7 @@ struct PnTls {
     PnScratch scr[PN_LAUNCH_NEST];
     uint64_t lseq;
     /* host scopes */
-    uint32_t hdepth, hover;
+    uint32_t hdepth, hover;        /* hdepth published with release (writers read it) */
     PnHostFrame hstack[PN_MAX_DEPTH];
     /* consumers */
     PnTSlot *slot[PN_NSLOTS];      /* published with release; freed under pn_mu */
@@ -407,6 +414,7 @@ uint32_t pn_name_cached(PnTls *t, const char *s);         /* interned id via the
  * coercion of flops* (double) and bytes (int). */
 int pn_metric_flags(const char *name, char *out, size_t n);
 int pn_metric_kind(const char *name, int kind);
+PnRec *pn_scope_open(const PnTls *t, int slot, uint64_t ctick, uint32_t *n); /* holds pn_mu */
 void pn_tls_reset_self(void);      /* tests */
 
 /* timeline append, inlined: NULL when dropped */

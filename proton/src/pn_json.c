@@ -2,8 +2,9 @@
  * pn_json.c — JSON text for the writers: exact numbers and the upstream layout.
  *
  * Trees are built with cJSON, but numbers are stored as raw text items so that
- * integers stay exact beyond 2^53 and doubles print as the shortest text that reads
- * back to the same value (with ".0" when integral, like nlohmann::json). The printer
+ * integers stay exact beyond 2^53 and doubles print like nlohmann::json's to_chars:
+ * the shortest digits that read back to the same value, fixed notation for decimal
+ * exponents -5 < e < 15 (".0" when integral), exponent notation otherwise. The printer
  * writes either compact text or the layout of nlohmann's dump(4) that upstream
  * Proton's .hatchet files have: 4-space indent, "key": value, [] and {} for empty
  * containers, non-ASCII UTF-8 passed through. Output goes through a 16 KB buffer to
@@ -92,15 +93,56 @@ put_string(JOut *o, const char *s)
     put(o, "\"", 1);
 }
 
-/* shortest %g text that reads back as 'v' */
-static void
-shortest(double v, char *b, size_t n)
+/* The shortest decimal digits of 'v' (finite, > 0) that read back as 'v': at most
+ * 17 digits into 'd' (no dot, no trailing zeros), and the exponent of the first one
+ * (v = 0.d * 10^(*pt)). Returns the number of digits. */
+static int
+shortest_digits(double v, char *d, int *pt)
 {
+    char b[40], *e;
+    int n = 0;
     for (int p = 1; p <= 17; p++) {
-        snprintf(b, n, "%.*g", p, v);
+        snprintf(b, sizeof b, "%.*e", p - 1, v);
         if (strtod(b, NULL) == v)
-            return;
+            break;
     }
+    for (const char *c = b; *c && *c != 'e'; c++)
+        if (*c >= '0' && *c <= '9')
+            d[n++] = *c;
+    while (n > 1 && d[n - 1] == '0')
+        n--;
+    e = strchr(b, 'e');
+    *pt = (int)strtol(e + 1, NULL, 10) + 1;
+    return n;
+}
+
+/* 'v' (finite) as nlohmann::json's to_chars writes it: the shortest round-trip
+ * digits; fixed notation when the decimal point falls within -4 < pt <= 15
+ * (digits10), with ".0" when there is no fraction ("100.0", "0.0001", "-0.0"),
+ * otherwise d[.ddd]e+XX with at least two exponent digits ("1e+16", "1.5e-05"). */
+static void
+fmt_double(double v, char *b, size_t size)
+{
+    char d[24];
+    int n, pt, l = 0;
+    if (signbit(v)) {
+        b[l++] = '-';
+        v = -v;
+    }
+    if (v == 0) {
+        snprintf(b + l, size - (size_t)l, "0.0");
+        return;
+    }
+    n = shortest_digits(v, d, &pt);
+    if (n <= pt && pt <= 15)
+        snprintf(b + l, size - (size_t)l, "%.*s%.*s.0", n, d, pt - n, "000000000000000");
+    else if (0 < pt && pt <= 15)
+        snprintf(b + l, size - (size_t)l, "%.*s.%.*s", pt, d, n - pt, d + pt);
+    else if (-4 < pt && pt <= 0)
+        snprintf(b + l, size - (size_t)l, "0.%.*s%.*s", -pt, "000", n, d);
+    else
+        snprintf(b + l, size - (size_t)l, "%c%s%.*se%c%02d", d[0], n > 1 ? "." : "", n - 1,
+                 d + 1, pt - 1 < 0 ? '-' : '+', abs(pt - 1));
 }
 
 static void
@@ -119,7 +161,7 @@ emit(JOut *o, const cJSON *j, int pretty, int depth)
         else if (j->valuedouble == floor(j->valuedouble) && fabs(j->valuedouble) < 9e15)
             snprintf(b, sizeof b, "%.0f", j->valuedouble), puts_(o, b);
         else
-            shortest(j->valuedouble, b, sizeof b), puts_(o, b);
+            fmt_double(j->valuedouble, b, sizeof b), puts_(o, b);
         break;
     case cJSON_Array:
     case cJSON_Object: {
@@ -198,9 +240,7 @@ pn_json_double(double v)
 {
     char b[40];
     if (!isfinite(v))
-        return cJSON_CreateNull();
-    shortest(v, b, sizeof b);
-    if (!strpbrk(b, ".eEn"))
-        strcat(b, ".0");
+        return cJSON_CreateNull(); /* JSON has no NaN / Infinity */
+    fmt_double(v, b, sizeof b);
     return cJSON_CreateRaw(b);
 }

@@ -7,12 +7,15 @@
  * ids come from one process-wide counter starting at 1. In each consumer the scope
  * becomes a child node of the thread's current node (same name at the same path =
  * same node); kernels launched meanwhile become its children. Consumers that keep a
- * timeline also get one host-scope event at exit.
+ * timeline also get one host-scope event at exit; a trace written while a scope is
+ * still open reads the thread's stack (pn_scope_open), so the owner publishes its
+ * frames with release stores and each frame carries its id as a sequence number.
  * Semantics: reference/proton.md §1.4 (metrics, suffixes, the type-mismatch text).
  */
 #include "pn_int.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 static uint64_t scope_next;
@@ -21,7 +24,7 @@ uint64_t
 pn_scope_enter(const char *name)
 {
     uint64_t id = __atomic_add_fetch(&scope_next, 1, __ATOMIC_RELAXED), now;
-    uint32_t mask = PN_LD(&pn_rec_mask), nid, m;
+    uint32_t mask = PN_LD(&pn_rec_mask), nid, m, pushed = 0, d;
     PnHostFrame *f;
     PnTls *t = pn_tls_cur;
     if (!mask && !t)
@@ -29,16 +32,15 @@ pn_scope_enter(const char *name)
     if (!t && !(t = pn_tls()))
         return id;
     pn_tls_maybe_gc(t);
-    if (PN_UNLIKELY(t->hdepth >= PN_MAX_DEPTH)) {
+    if (PN_UNLIKELY((d = t->hdepth) >= PN_MAX_DEPTH)) {
         t->hover++;
         return id;
     }
     nid = mask ? pn_name_cached(t, name ? name : "") : 0;
-    f = &t->hstack[t->hdepth++];
-    f->name = nid;
-    f->id = id;
-    f->mask = 0;
-    f->mtick = now = pn_now();
+    f = &t->hstack[d];
+    PN_ST(&f->id, 0); /* writers may read the frame meanwhile: see pn_scope_open */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    now = pn_now();
     for (m = mask; m; m &= m - 1) {
         int s = __builtin_ctz(m);
         uint64_t ct = PN_LD(&pn_slot_ctick[s]);
@@ -50,10 +52,15 @@ pn_scope_enter(const char *name)
         if (node < 0)
             continue;
         ts->stack[ts->depth++] = node;
-        f->mask |= 1u << s;
+        pushed |= 1u << s;
     }
-    f->tmask = f->mask & PN_LD(&pn_trace_mask);
-    f->t0 = now; /* one clock read: host scopes are long, the bookkeeping is not */
+    PN_ST(&f->name, nid);
+    PN_ST(&f->mask, pushed);
+    PN_ST(&f->tmask, pushed & PN_LD(&pn_trace_mask));
+    PN_ST(&f->mtick, now);
+    PN_ST(&f->t0, now); /* one clock read: host scopes are long, the bookkeeping is not */
+    PN_REL(&f->id, id);
+    PN_REL(&t->hdepth, d + 1);
     return id;
 }
 
@@ -64,6 +71,7 @@ pn_scope_exit(uint64_t scope_id)
     PnTls *t = pn_tls_cur;
     PnHostFrame *f;
     PnRec *r;
+    uint32_t d;
     int rc = 0;
     if (t && t->hover) {
         t->hover--;
@@ -73,7 +81,8 @@ pn_scope_exit(uint64_t scope_id)
         pn_set_error(EINVAL, "Context stack is empty");
         return -EINVAL;
     }
-    f = &t->hstack[--t->hdepth];
+    d = t->hdepth - 1;
+    f = &t->hstack[d];
     for (uint32_t m = f->mask; m; m &= m - 1) {
         int s = __builtin_ctz(m);
         PnTSlot *ts = t->slot[s];
@@ -83,7 +92,7 @@ pn_scope_exit(uint64_t scope_id)
     if (f->tmask && (r = pn_buf_reserve(t, PN_BUDGET_HOST, 1, f->tmask, f->mtick))) {
         memset(r, 0, sizeof *r);
         r->kind = PN_EV_HOST;
-        r->depth = (uint16_t)t->hdepth;
+        r->depth = (uint16_t)d;
         r->mask = f->tmask;
         r->id = f->name;
         r->t0 = f->t0;
@@ -92,11 +101,73 @@ pn_scope_exit(uint64_t scope_id)
         r->seq = f->id;
         pn_buf_commit(t, 1);
     }
+    /* popped after the record is published: a writer sees the scope open, closed, or
+     * both (and then keeps the record), never neither */
+    PN_REL(&t->hdepth, d);
     if (scope_id && scope_id != f->id) {
         pn_set_error(EINVAL, "Context stack is not balanced");
         rc = -EINVAL;
     }
     return rc;
+}
+
+/* Frame 'f' as a record, read while its owner may rewrite it: the id works as a
+ * seqlock sequence (0 while written, never reused). 0 when the frame changed or is
+ * not newer than 'prev' (the frame below it), i.e. not part of one consistent stack. */
+static int
+read_frame(const PnHostFrame *f, uint64_t prev, uint32_t depth, PnRec *r)
+{
+    uint64_t id = PN_ACQ(&f->id), t0 = PN_LD(&f->t0), mtick = PN_LD(&f->mtick);
+    uint32_t name = PN_LD(&f->name), tmask = PN_LD(&f->tmask);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (!id || id <= prev || PN_LD(&f->id) != id)
+        return 0;
+    memset(r, 0, sizeof *r);
+    r->kind = PN_EV_HOST;
+    r->aux = PN_REC_OPEN;
+    r->depth = (uint16_t)depth;
+    r->mask = tmask;
+    r->id = name;
+    r->t0 = t0;
+    r->mtick = mtick;
+    r->seq = id;
+    return 1;
+}
+
+/* The host scopes open on thread 't' that consumer (slot, ctick) records, outermost
+ * first, as PN_EV_HOST records marked PN_REC_OPEN with t1 = 0 (the writer sets the
+ * end). The owner may push and pop meanwhile, so the stack is read like a seqlock:
+ * frames bottom-up (each consistent, ids increasing), then the depth again (scopes
+ * popped since are in the timeline: their record is appended before the pop), then
+ * every id again; the frames up to the first one that changed form a stack that
+ * really existed. Holds pn_mu (so 't' stays allocated). Returns a malloc'ed array
+ * (NULL when nothing is open or out of memory) and its size in *n. */
+PnRec *
+pn_scope_open(const PnTls *t, int slot, uint64_t ctick, uint32_t *n)
+{
+    uint32_t d = PN_ACQ(&t->hdepth), bit = 1u << slot, k;
+    PnRec *out;
+    *n = 0;
+    if (d > PN_MAX_DEPTH)
+        d = PN_MAX_DEPTH;
+    if (!d || !(out = calloc(d, sizeof *out)))
+        return NULL;
+    for (k = 0; k < d && read_frame(&t->hstack[k], k ? out[k - 1].seq : 0, k, &out[k]); k++)
+        ;
+    d = PN_ACQ(&t->hdepth);
+    if (k > d)
+        k = d;
+    for (uint32_t i = 0; i < k; i++)
+        if (PN_LD(&t->hstack[i].id) != out[i].seq)
+            k = i;
+    for (uint32_t i = 0; i < k; i++)
+        if ((out[i].mask & bit) && out[i].mtick >= ctick)
+            out[(*n)++] = out[i];
+    if (!*n) {
+        free(out);
+        return NULL;
+    }
+    return out;
 }
 
 /* ---- metrics ------------------------------------------------------------------------ */

@@ -291,7 +291,8 @@ pn_tls_reset_self(void)
     pn_buf_free(&t->buf);
     memset(t->drop, 0, sizeof t->drop);
     memset(t->drop_ctick, 0, sizeof t->drop_ctick);
-    t->hdepth = t->hover = 0;
+    PN_ST(&t->hdepth, 0);
+    t->hover = 0;
     t->gc_epoch = pn_gc_epoch;
     pthread_mutex_unlock(&pn_mu);
     pn_ctr_close(&t->grp);

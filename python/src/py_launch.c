@@ -284,6 +284,7 @@ static PyTypeObject Compiled_Type = {
 
 typedef struct Spec {
     uint64_t hash;
+    uint64_t variant;       /* compile_variant when it was compiled */
     uint64_t words[MAXP];   /* tag | payload per parameter */
     PyObject *ce[MAXP];     /* constexpr values (strong refs), NULL for others */
     Compiled *compiled;
@@ -305,6 +306,10 @@ typedef struct Kernel {
 static PyTypeObject Kernel_Type, Launch_Type;
 static PyObject *dtype_map;  /* {dtype object: code} filled from Python */
 static int hooks_on;         /* triton.knobs.runtime.launch_enter/exit_hook set */
+/* Process-wide switches that change what a kernel compiles to (bit 0: Proton
+ * instrumentation on); part of every specialisation's identity, so toggling
+ * flags.instrumentation_on between launches picks the other variant. */
+static uint64_t compile_variant;
 static PyObject *str_data_ptr, *str_dtype, *str_compile_spec;
 
 /* Kernel(name, param_names, constexpr_flags, no_specialize_flags, defaults) */
@@ -523,7 +528,7 @@ tensor_ptr(PyObject *o, uint64_t *ptr)
 static int
 specialize(Kernel *k, Bound *b)
 {
-    uint64_t h = 1469598103934665603ull;
+    uint64_t h = mix(1469598103934665603ull, compile_variant);
     for (int i = 0; i < k->nparams; i++) {
         PyObject *o = b->v[i];
         uint64_t w;
@@ -610,7 +615,8 @@ lookup(Kernel *k, Bound *b)
     if (!k->tcap)
         return NULL;
     for (Spec *s = k->table[b->hash & (k->tcap - 1)]; s; s = s->next) {
-        if (s->hash != b->hash || memcmp(s->words, b->words, sizeof(uint64_t) * (size_t)k->nparams))
+        if (s->hash != b->hash || s->variant != compile_variant ||
+            memcmp(s->words, b->words, sizeof(uint64_t) * (size_t)k->nparams))
             continue;
         bool eq = true;
         for (int i = 0; i < k->nparams && eq; i++) {
@@ -655,6 +661,7 @@ insert(Kernel *k, Bound *b, Compiled *c)
     if (!s)
         return -1;
     s->hash = b->hash;
+    s->variant = compile_variant;
     memcpy(s->words, b->words, sizeof(uint64_t) * (size_t)k->nparams);
     for (int i = 0; i < k->nparams; i++)
         if (k->is_constexpr[i])
@@ -952,6 +959,16 @@ set_launch_hooks(PyObject *self, PyObject *arg)
 }
 
 static PyObject *
+set_compile_variant(PyObject *self, PyObject *arg)
+{
+    unsigned long long v = PyLong_AsUnsignedLongLong(arg);
+    if (v == (unsigned long long)-1 && PyErr_Occurred())
+        return NULL;
+    compile_variant = v;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
 threads_default(PyObject *self, PyObject *args)
 {
     return PyLong_FromLong(rt_threads_default());
@@ -967,6 +984,8 @@ static PyMethodDef launch_functions[] = {
     {"set_dtype_map", set_dtype_map, METH_O, "Register tensor dtype objects → dtype codes."},
     {"threads_default", threads_default, METH_NOARGS, "Default launch thread count."},
     {"set_launch_hooks", set_launch_hooks, METH_O, "Turn the Python launch-hook path on or off."},
+    {"set_compile_variant", set_compile_variant, METH_O,
+     "Process-wide compile switches (bit 0: instrumentation) that key the specialisation cache."},
     {"threads_runtime", threads_runtime, METH_NOARGS, "OpenMP runtime in use."},
     {NULL, NULL, 0, NULL},
 };

@@ -219,6 +219,15 @@ flush_all(PyObject *self, PyObject *args)
 }
 
 static PyObject *
+flush_at_exit(PyObject *self, PyObject *args)
+{
+    Py_BEGIN_ALLOW_THREADS
+    pn_flush_at_exit();
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject *
 counters(PyObject *self, PyObject *args)
 {
     int n = pn_counter_count();
@@ -283,6 +292,7 @@ static PyMethodDef methods[] = {
     {"pn_capture_dump", capture_dump, METH_VARARGS, NULL},
     {"pn_capture_results", capture_results, METH_NOARGS, NULL},
     {"pn_flush_all", flush_all, METH_NOARGS, NULL},
+    {"pn_flush_at_exit", flush_at_exit, METH_NOARGS, NULL},
     {"pn_counters", counters, METH_NOARGS, NULL},
     {"pn_info", info, METH_NOARGS, NULL},
     {"pn_next_launch", next_launch, METH_VARARGS, NULL},

@@ -17,6 +17,19 @@ _reg()
 del _reg
 
 
+def _register_proton_exit():
+    # An uncaught KeyboardInterrupt ends Python by re-raising SIGINT after
+    # finalisation, which skips C atexit handlers: write Proton's pending output
+    # (captured kernels, open sessions) from the Python exit hooks instead.
+    import atexit
+    from ._C import tritium
+    atexit.register(tritium.pn_flush_at_exit)
+
+
+_register_proton_exit()
+del _register_proton_exit
+
+
 def cdiv(x: int, y: int) -> int:
     return (x + y - 1) // y
 

@@ -480,10 +480,6 @@ def test_hook_triton_uses_launch_metadata(cwd, bufs):
     assert pu.kernel_counts(pu.load_json(cwd / "nohook.hatchet")) == {("ROOT", "meta_kernel"): 1}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: LaunchHook.enter (python/triton/profiler/hooks.py) calls metadata.get('name') first, which evaluates the "
-    "kernel's launch_metadata function before the include/exclude filter is checked, and then filters on the "
-    "already renamed name: an excluded kernel's metadata function runs and the kernel is renamed anyway"))
 def test_launch_hook_filter_skips_metadata(cwd, bufs):
     from triton.profiler.hooks import LaunchHook
     s = proton.start("filt", hook="triton")
@@ -569,11 +565,6 @@ def test_finalize_inside_open_scope(cwd, bufs):
     assert pu.kernel_counts(pu.load_json(cwd / "fin2.hatchet")) == {("ROOT", "add_kernel"): 1}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: a Chrome trace written while a host scope is still open (finalize/dump inside `with proton.scope`, "
-    "SIGTERM) has no event for that scope and its kernels' call_stack omits it, although the tree has "
-    "ROOT/outer/add_kernel: host-scope records are only appended at pn_scope_exit and pn_chrome.c "
-    "thread_events()/call_stack() rebuild stacks from recorded host events only"))
 def test_trace_written_inside_open_scope(cwd, bufs):
     proton.start("open", data="trace")
     with proton.scope("outer"):
@@ -683,10 +674,6 @@ def test_proton_command_line(tmp_path):
     assert pu.kernel_counts(db) == {("ROOT", "test", "add_kernel"): 2, ("ROOT", "scale_kernel"): 1}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: python/triton/profiler/__init__.py imports .proton, so `python -m triton.profiler.proton` prints runpy's "
-    "RuntimeWarning \"'triton.profiler.proton' found in sys.modules after import of package 'triton.profiler'\" "
-    "on every run (upstream's __init__ does not import the CLI module)"))
 def test_proton_command_line_no_warning(tmp_path):
     p = _run_cli(tmp_path)
     assert p.returncode == 0, pu.describe(p)

@@ -137,9 +137,6 @@ def test_disable_turns_everything_off(tmp_path, var):
     assert pu.child_files(tmp_path) == []
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: pn_capture_dump (proton/src/pn_capture.c) ignores pn_disabled(): with "
-                                       "TRITON_DISABLE_PROTON=1 the spine-triton profiler still writes files / prints "
-                                       "an empty console table")
 def test_disable_turns_spine_profiler_off(tmp_path):
     p = pu.check_ok(pu.run_child("""
         from triton.backends.spine_triton.proton import profiler
@@ -273,11 +270,6 @@ def test_sigterm_leaves_valid_files(tmp_path):
     assert n <= counts[("ROOT", "loop", "add_kernel")] <= n + 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: Ctrl-C leaves no file. CPython (>= 3.8) ends a process with an uncaught KeyboardInterrupt by resetting "
-    "SIGINT to SIG_DFL and killing itself with SIGINT after Py_Finalize (Modules/main.c exit_sigint), so the C "
-    "atexit handler of pn_arm_exit (proton/src/pn_init.c) never runs, and Proton leaves SIGINT to Python; nothing "
-    "registers a Python-level atexit hook (e.g. _C.pn_flush_all) in python/triton/profiler or py_proton.c"))
 def test_sigint_leaves_valid_trace(tmp_path):
     proc = pu.start_child(LOOP, tmp_path, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_OUTPUT": "int.json"})
     lines = _run_until(proc, 5)
@@ -430,9 +422,7 @@ def test_events_page_faults_console(tmp_path):
 
 @pytest.mark.parametrize("events", [
     "no-such-event-xyz,page-faults",
-    pytest.param("no-such-event-xyz", marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: when no PROTON_EVENTS entry opens, pn_ctr_open (proton/src/pn_counters.c) returns before "
-        "pn_counters_notice(): the unknown event is dropped silently"))),
+    "no-such-event-xyz",
 ])
 def test_unknown_event_gives_notice(tmp_path, events):
     p = pu.run_child(WORK, tmp_path, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_EVENTS": events})
@@ -449,8 +439,6 @@ def test_unknown_event_gives_notice(tmp_path, events):
         assert t["header"][6:] == []
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: PROTON_EVENTS=cycles on a machine without a PMU drops the event "
-                                       "silently (pn_ctr_open returns before pn_counters_notice when no event opens)")
 def test_unavailable_hardware_event_gives_notice(tmp_path):
     if not _software_counters():
         pytest.skip("this machine has a hardware PMU")

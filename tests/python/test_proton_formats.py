@@ -171,9 +171,6 @@ def _norm_numbers(text):
     return _NUM.sub(lambda m: repr(float(m.group())) if re.search(r"[.eE]", m.group()) else m.group(), text)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: proton/src/pn_json.c pn_json_double()/shortest() print round floats in %g exponent form (100.0 -> "
-    "'1e+02', 1638400.0 -> '1.6384e+06'), not as nlohmann::json does ('100.0'), which docs/formats.md §1 promises"))
 @pytest.mark.parametrize("name", HATCHETS)
 def test_hatchet_floats_like_nlohmann(files, name):
     text = (files / name).read_text()

@@ -74,10 +74,6 @@ def test_language_and_flags_names():
     pl.disable_semantic("triton")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: python/triton/profiler/__init__.py does `from .flags import flags`, so the attribute "
-    "triton.profiler.flags is the ProfilerFlags object, not the submodule as upstream: "
-    "`import triton.profiler.flags as m; m.flags.instrumentation_on = True` raises AttributeError"))
 def test_flags_module_attribute_is_the_module():
     import triton.profiler.flags as m
     assert m.flags is flags
@@ -298,10 +294,6 @@ def test_instrumentation_off_is_a_noop_with_its_own_cache_entry(tmp_path):
     assert set(os.listdir(cache)) == entries_on
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: toggling flags.instrumentation_on in a process after the kernel ran has no effect: the launcher's "
-    "in-memory specialisation table (python/src/py_launch.c bind()/lookup()) keys only the arguments, not the "
-    "instrumentation flag that compiler.cache_key() includes, so the first compiled variant is reused"))
 @pytest.mark.parametrize("first", [False, True], ids=["off-then-on", "on-then-off"])
 def test_instrumentation_toggle_in_one_process(tmp_path, first):
     p = pu.check_ok(pu.run_child(f"""

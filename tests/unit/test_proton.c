@@ -7,6 +7,8 @@
  */
 #include "test_proton_util.h"
 
+#include <fcntl.h>
+
 static int
 setup(void **state)
 {
@@ -396,6 +398,29 @@ test_disabled(void **state)
     assert_int_equal(pn_session_start(pt_path("dis"), PN_CONTEXT_SHADOW, PN_DATA_TREE), -ECANCELED);
     pn_capture_enable(1);
     assert_int_equal(pn_active(), 0);
+    /* the spine-triton profiler calls: no file, no table on stderr, empty results */
+    assert_int_equal(pn_capture_dump(pt_path("dis.json")), 0);
+    assert_int_equal(access(pt_path("dis.json"), F_OK), -1);
+    {
+        int saved = dup(2), fd = open(pt_path("dis.err"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        char *err;
+        fflush(stderr);
+        dup2(fd, 2);
+        close(fd);
+        assert_int_equal(pn_capture_dump(NULL), 0);
+        fflush(stderr);
+        dup2(saved, 2);
+        close(saved);
+        err = pt_read(pt_path("dis.err"));
+        assert_string_equal(err, "");
+        free(err);
+    }
+    {
+        PtBuf b = { 0 };
+        assert_int_equal(pn_capture_results_json(pt_buf_write, &b), 0);
+        assert_string_equal(b.s, "{}");
+        free(b.s);
+    }
     unsetenv("TRITON_PROTON_DISABLE");
     unsetenv("PROTON_KERNEL_CAPTURE");
     pt_reset();

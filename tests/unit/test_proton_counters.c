@@ -175,6 +175,33 @@ test_explicit_set(void **state)
     assert_string_equal(pn_counter_source(), "none");
 }
 
+/* an explicit set where no event opens: ONE notice naming the dropped events and
+ * saying that only times are measured (no "cycles" made up from timestamps) */
+static void
+test_no_event_available(void **state)
+{
+    char why[256], *err;
+    (void)state;
+    setenv("PROTON_EVENTS", "bogus-event", 1);
+    pt_reset();
+    assert_int_equal(pn_counter_count(), 0);
+    assert_string_equal(pn_counter_source(), "none");
+    err = capture_stderr(record_twice);
+    assert_non_null(strstr(err, "proton: no PROTON_EVENTS event is available (bogus-event: unknown event"));
+    assert_non_null(strstr(err, "); no counters, measuring time only\n"));
+    assert_null(strstr(strstr(err, "proton:") + 1, "proton:")); /* once */
+    free(err);
+    if (pn_event_probe("cycles", why, sizeof why) == 0)
+        return;
+    setenv("PROTON_EVENTS", "cycles", 1); /* no PMU here */
+    pt_reset();
+    err = capture_stderr(record_twice);
+    assert_non_null(strstr(err, "proton: no PROTON_EVENTS event is available (cycles: "));
+    assert_non_null(strstr(err, "measuring time only"));
+    assert_null(strstr(strstr(err, "proton:") + 1, "proton:"));
+    free(err);
+}
+
 /* multiplex scaling: value * enabled / running over the interval */
 static void
 test_delta_scaling(void **state)
@@ -291,6 +318,7 @@ main(void)
         cmocka_unit_test_setup(test_events_foreach, setup),
         cmocka_unit_test_setup(test_default_set, setup),
         cmocka_unit_test_setup(test_explicit_set, setup),
+        cmocka_unit_test_setup(test_no_event_available, setup),
         cmocka_unit_test_setup(test_delta_scaling, setup),
         cmocka_unit_test_setup(test_group_counts, setup),
         cmocka_unit_test_setup(test_page_faults_two_workers, setup),

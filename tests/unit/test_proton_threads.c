@@ -2,7 +2,9 @@
  * test_proton_threads.c — concurrency, bounded memory and process exit:
  * 8 threads recording at once lose nothing; drops are counted exactly at a small
  * PROTON_TRACE_LIMIT; the budget of a finished session is reused; the capture
- * store is written at exit and on SIGTERM (the process still dies by SIGTERM);
+ * store is written at exit and on SIGTERM (the process still dies by SIGTERM), with
+ * the scopes still open; traces written while other threads open and close scopes
+ * give every kernel its whole call_stack;
  * an existing SIGINT handler is left alone; with nothing enabled nothing is
  * printed or written. Exit paths run in fresh processes: this binary re-executes
  * itself with a role in argv[1] and the environment of that role.
@@ -10,6 +12,7 @@
 #include "test_proton_util.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -125,6 +128,131 @@ test_eight_threads(void **state)
     cJSON_Delete(j);
     free(b.s);
     pn_session_finalize(tree, "");
+    pn_capture_enable(0);
+}
+
+/* ---- traces written while other threads have scopes open -------------------------------- */
+
+static pthread_mutex_t op_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t op_cv = PTHREAD_COND_INITIALIZER;
+static int op_state;               /* 1: "bg" is open, 2: it may close */
+static int op_stop;
+static int op_left;                /* churn iterations left before the next dump */
+static uint32_t op_site;
+
+static void
+op_set(int st)
+{
+    pthread_mutex_lock(&op_mu);
+    op_state = st;
+    pthread_cond_broadcast(&op_cv);
+    pthread_mutex_unlock(&op_mu);
+}
+
+static void
+op_wait(int st)
+{
+    pthread_mutex_lock(&op_mu);
+    while (op_state != st)
+        pthread_cond_wait(&op_cv, &op_mu);
+    pthread_mutex_unlock(&op_mu);
+}
+
+/* one scope, one launch in it, open until the main thread is done writing */
+static void *
+open_scope_thread(void *arg)
+{
+    uint64_t s = pn_scope_enter("bg");
+    (void)arg;
+    launch(op_site, 1);
+    op_set(1);
+    op_wait(2);
+    pn_scope_exit(s);
+    return NULL;
+}
+
+/* scopes opening and closing as fast as possible, a launch in each, as many as the
+ * main thread allows per dump (so the files stay small) */
+static void *
+churn_thread(void *arg)
+{
+    (void)arg;
+    while (!PN_LD(&op_stop)) {
+        uint64_t a, b;
+        if (__atomic_sub_fetch(&op_left, 1, __ATOMIC_RELAXED) < 0) {
+            sched_yield();
+            continue;
+        }
+        a = pn_scope_enter("loop");
+        b = pn_scope_enter("body");
+        launch(op_site, 1);
+        pn_scope_exit(b);
+        pn_scope_exit(a);
+    }
+    return NULL;
+}
+
+/* checks one trace written during the churn: every kernel has its whole call_stack,
+ * no scope appears twice; returns the number of open "bg" scopes */
+static int
+check_open_trace(const char *path)
+{
+    cJSON *j = pt_parse_file(path), *e;
+    uint64_t ids[4096];
+    int nids = 0, bg = 0;
+    assert_non_null(j);
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "traceEvents"))
+    {
+        const cJSON *cat = cJSON_GetObjectItem(e, "cat"), *args = cJSON_GetObjectItem(e, "args");
+        const cJSON *cs = cJSON_GetObjectItem(args, "call_stack");
+        char b[256] = "";
+        size_t l = 0;
+        const cJSON *c;
+        if (!cat)
+            continue;
+        cJSON_ArrayForEach(c, cs) l += (size_t)snprintf(b + l, sizeof b - l, "/%s", c->valuestring);
+        if (strcmp(cat->valuestring, "kernel") == 0) {
+            if (strcmp(b, "/ROOT/bg/open_k") != 0 && strcmp(b, "/ROOT/loop/body/open_k") != 0)
+                fail_msg("kernel with call_stack %s", b);
+        } else if (strcmp(cat->valuestring, "host_scope") == 0) {
+            uint64_t id = (uint64_t)cJSON_GetObjectItem(args, "scope_id")->valuedouble;
+            for (int i = 0; i < nids; i++)
+                if (ids[i] == id)
+                    fail_msg("scope %llu twice", (unsigned long long)id);
+            if (nids < 4096)
+                ids[nids++] = id;
+            if (strcmp(b, "/ROOT/bg") == 0 && cJSON_IsTrue(cJSON_GetObjectItem(args, "open")))
+                bg++;
+        }
+    }
+    cJSON_Delete(j);
+    return bg;
+}
+
+static void
+test_open_scopes_other_threads(void **state)
+{
+    static const char *sc[] = { "body" };
+    pthread_t bg, ch[2];
+    (void)state;
+    op_site = pt_kernel("open_k", 1, sc);
+    op_state = 0;
+    op_stop = 0;
+    pn_capture_enable(1);
+    pthread_create(&bg, NULL, open_scope_thread, NULL);
+    op_wait(1);
+    for (int i = 0; i < 2; i++)
+        pthread_create(&ch[i], NULL, churn_thread, NULL);
+    for (int i = 0; i < 30; i++) {
+        PN_ST(&op_left, 100);
+        assert_int_equal(pn_capture_dump(pt_path("open_threads.json")), 0);
+        assert_int_equal(check_open_trace(pt_path("open_threads.json")), 1);
+    }
+    PN_ST(&op_stop, 1);
+    for (int i = 0; i < 2; i++)
+        pthread_join(ch[i], NULL);
+    op_set(2);
+    pthread_join(bg, NULL);
     pn_capture_enable(0);
 }
 
@@ -285,6 +413,19 @@ test_sigterm_writes(void **state)
     j = pt_parse_file(pt_path("sigterm.json"));
     assert_non_null(j);
     assert_int_equal(count_cat(j, "kernel"), 10);
+    assert_int_equal(count_cat(j, "host_scope"), 1);
+    {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "traceEvents"))
+        {
+            const cJSON *cat = cJSON_GetObjectItem(e, "cat"), *args = cJSON_GetObjectItem(e, "args");
+            if (cat && strcmp(cat->valuestring, "host_scope") == 0)
+                assert_true(cJSON_IsTrue(cJSON_GetObjectItem(args, "open")));
+            if (cat && strcmp(cat->valuestring, "kernel") == 0)
+                assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(args, "call_stack"), 1)->valuestring,
+                                    "sig_scope");
+        }
+    }
     cJSON_Delete(j);
 }
 
@@ -410,6 +551,7 @@ child_main(const char *role)
     }
     k = pt_kernel(strcmp(role, "child-exit") == 0 ? "exit_k" : "sig_k", 0, NULL);
     if (strcmp(role, "child-sigterm") == 0) {
+        pn_scope_enter("sig_scope"); /* still open when SIGTERM writes the trace */
         for (int i = 0; i < 10; i++)
             launch(k, 2);
         child_ready();
@@ -434,6 +576,7 @@ main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_eight_threads, setup),
+        cmocka_unit_test_setup(test_open_scopes_other_threads, setup),
         cmocka_unit_test_setup(test_drop_exact, setup),
         cmocka_unit_test_setup(test_drop_threads, setup),
         cmocka_unit_test_setup(test_sigterm_writes, setup),

@@ -8,6 +8,7 @@
 #include "test_proton_util.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <time.h>
 
 static int
@@ -216,6 +217,112 @@ test_chrome_file(void **state)
     cJSON_Delete(j);
 }
 
+/* names of a Chrome event's args.call_stack joined with '/' */
+static const char *
+stack_of(const cJSON *e)
+{
+    static char b[256];
+    const cJSON *c;
+    size_t l = 0;
+    b[0] = '\0';
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "call_stack"))
+        l += (size_t)snprintf(b + l, sizeof b - l, "%s%s", l ? "/" : "", c->valuestring);
+    return b;
+}
+
+static int
+is_open(const cJSON *e)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "open"));
+}
+
+/* a trace written while host scopes are open (dump inside a scope): each open scope
+ * gets an event ending at the write time, marked "open", and the kernels inside get
+ * the full call_stack; once the scopes are closed the next dump has each of them once,
+ * none marked open */
+static void
+test_chrome_open_scopes(void **state)
+{
+    uint32_t k = pt_kernel("ok", 0, NULL);
+    uint64_t outer, done, inner;
+    cJSON *j, *evs;
+    const cJSON *e;
+    (void)state;
+    pn_capture_enable(1);
+    pt_tick(1000);
+    outer = pn_scope_enter("outer");       /* T */
+    done = pn_scope_enter("done");
+    pt_launch(k, 2, 1000, 0);               /* T+10 .. T+1010 */
+    assert_int_equal(pn_scope_exit(done), 0); /* T+1020 */
+    inner = pn_scope_enter("inner");
+    pt_launch(k, 2, 1000, 0);               /* T+1030 .. T+2030 */
+    pt_tick(500);                           /* written at T+2540 */
+    assert_int_equal(pn_capture_dump(pt_path("open_scopes.json")), 0);
+    j = pt_parse_file(pt_path("open_scopes.json"));
+    evs = cJSON_GetObjectItem(j, "traceEvents");
+    assert_int_equal(count_events(evs, "host_scope", "X"), 3);
+    e = nth_event(evs, "host_scope", 0);
+    assert_string_equal(cJSON_GetObjectItem(e, "name")->valuestring, "outer");
+    assert_true(is_open(e));
+    assert_true(cJSON_GetObjectItem(e, "ts")->valuedouble == 0.0);
+    assert_true(cJSON_GetObjectItem(e, "dur")->valuedouble == 2.54);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "scope_id")->valuedouble, outer);
+    assert_string_equal(stack_of(e), "ROOT/outer");
+    e = nth_event(evs, "host_scope", 1);
+    assert_string_equal(cJSON_GetObjectItem(e, "name")->valuestring, "done");
+    assert_false(is_open(e));
+    assert_true(cJSON_GetObjectItem(e, "dur")->valuedouble == 1.02);
+    assert_string_equal(stack_of(e), "ROOT/outer/done");
+    e = nth_event(evs, "host_scope", 2);
+    assert_string_equal(cJSON_GetObjectItem(e, "name")->valuestring, "inner");
+    assert_true(is_open(e));
+    assert_true(cJSON_GetObjectItem(e, "ts")->valuedouble == 1.02);
+    assert_true(cJSON_GetObjectItem(e, "dur")->valuedouble == 1.52);
+    assert_string_equal(stack_of(e), "ROOT/outer/inner");
+    assert_string_equal(stack_of(nth_event(evs, "kernel", 0)), "ROOT/outer/done/ok");
+    assert_string_equal(stack_of(nth_event(evs, "kernel", 1)), "ROOT/outer/inner/ok");
+    cJSON_Delete(j);
+    pt_tick(100);
+    assert_int_equal(pn_scope_exit(inner), 0);
+    pt_tick(100);
+    assert_int_equal(pn_scope_exit(outer), 0);
+    assert_int_equal(pn_capture_dump(pt_path("closed_scopes.json")), 0);
+    j = pt_parse_file(pt_path("closed_scopes.json"));
+    evs = cJSON_GetObjectItem(j, "traceEvents");
+    assert_int_equal(count_events(evs, "host_scope", "X"), 3);
+    for (int i = 0; i < 3; i++)
+        assert_false(is_open(nth_event(evs, "host_scope", i)));
+    assert_true(cJSON_GetObjectItem(nth_event(evs, "host_scope", 0), "dur")->valuedouble == 2.74);
+    assert_true(cJSON_GetObjectItem(nth_event(evs, "host_scope", 2), "dur")->valuedouble == 1.62);
+    assert_string_equal(stack_of(nth_event(evs, "kernel", 1)), "ROOT/outer/inner/ok");
+    cJSON_Delete(j);
+    pn_capture_enable(0);
+}
+
+/* a session finalized inside a scope: the scope is in the trace, marked open; a scope
+ * entered before the session started is not (the session never recorded it) */
+static void
+test_chrome_finalize_in_scope(void **state)
+{
+    uint32_t k = pt_kernel("fk", 0, NULL);
+    uint64_t before = pn_scope_enter("before"), s;
+    int id = pn_session_start(pt_path("fin_in_scope"), PN_CONTEXT_SHADOW, PN_DATA_TRACE);
+    cJSON *j, *evs;
+    (void)state;
+    s = pn_scope_enter("outer");
+    pt_launch(k, 1, 100, 0);
+    assert_int_equal(pn_session_finalize(id, ""), 0);
+    assert_int_equal(pn_scope_exit(s), 0); /* the scope's exit is harmless afterwards */
+    assert_int_equal(pn_scope_exit(before), 0);
+    j = pt_parse_file(pt_path("fin_in_scope.chrome_trace"));
+    evs = cJSON_GetObjectItem(j, "traceEvents");
+    assert_int_equal(count_events(evs, "host_scope", "X"), 1);
+    assert_string_equal(cJSON_GetObjectItem(nth_event(evs, "host_scope", 0), "name")->valuestring, "outer");
+    assert_true(is_open(nth_event(evs, "host_scope", 0)));
+    assert_string_equal(stack_of(nth_event(evs, "kernel", 0)), "ROOT/outer/fk");
+    cJSON_Delete(j);
+}
+
 /* the capture store written in all three formats */
 static void
 test_capture_formats(void **state)
@@ -271,22 +378,68 @@ test_console_verbose(void **state)
     pn_capture_enable(0);
 }
 
+/* text of pn_json_double(v); also checks that it reads back as exactly 'v' */
 static void
-test_json_numbers(void **state)
+expect_double(double v, const char *want)
+{
+    cJSON *j = pn_json_double(v);
+    char *end;
+    if (want)
+        assert_string_equal(j->valuestring, want);
+    assert_true(strtod(j->valuestring, &end) == v);
+    assert_int_equal(*end, '\0');
+    assert_non_null(strpbrk(j->valuestring, ".e")); /* always reads as a float */
+    cJSON_Delete(j);
+}
+
+/* doubles as nlohmann::json's to_chars prints them (upstream .hatchet files):
+ * shortest round-trip digits, fixed notation for decimal exponents -5 < e < 15 with
+ * ".0" when integral, otherwise d[.ddd]e+XX with at least two exponent digits */
+static void
+test_json_doubles(void **state)
 {
     static const struct {
         double v;
         const char *s;
-    } d[] = { { 1.0, "1.0" }, { 0.1, "0.1" }, { 1024.0, "1024.0" }, { 2.5e-7, "2.5e-07" },
-              { 1e20, "1e+20" }, { 123.456, "123.456" }, { -3.0, "-3.0" } };
+    } d[] = { { 0.0, "0.0" }, { -0.0, "-0.0" }, { 1.0, "1.0" }, { 100.0, "100.0" },
+              { 1024.0, "1024.0" }, { 1638400.0, "1638400.0" }, { 0.1, "0.1" },
+              { 0.0001, "0.0001" }, { 1e-5, "1e-05" }, { 2.5e-7, "2.5e-07" },
+              { 123.456, "123.456" }, { 1e14, "100000000000000.0" },
+              { 123456789012345.0, "123456789012345.0" }, { 1e15, "1e+15" },
+              { 1234567890123456.0, "1.234567890123456e+15" }, { 1e16, "1e+16" },
+              { 1e20, "1e+20" }, { 1.5e300, "1.5e+300" }, { 1.5e-300, "1.5e-300" },
+              { -3.0, "-3.0" }, { -100.0, "-100.0" }, { -0.25, "-0.25" },
+              { -1.5e-5, "-1.5e-05" }, { 1.0 / 3.0, "0.3333333333333333" },
+              { 5e-324, "5e-324" }, { 1.7976931348623157e308, "1.7976931348623157e+308" },
+              { 4.35, "4.35" }, { 0.3, "0.3" } };
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    cJSON *j;
+    (void)state;
+    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
+        expect_double(d[i].v, d[i].s);
+    for (int i = 0; i < 100000; i++) { /* random bit patterns read back exactly */
+        double v;
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        memcpy(&v, &x, sizeof v);
+        if (isfinite(v))
+            expect_double(v, NULL);
+        expect_double((double)(x >> 11) / 1000.0, NULL); /* Chrome ts/dur values */
+    }
+    /* JSON has no NaN or infinity: they are written as null */
+    j = pn_json_double(NAN);
+    assert_true(cJSON_IsNull(j));
+    cJSON_Delete(j);
+    j = pn_json_double(-INFINITY);
+    assert_true(cJSON_IsNull(j));
+    cJSON_Delete(j);
+}
+
+static void
+test_json_numbers(void **state)
+{
     cJSON *j;
     PtBuf b = { 0 };
     (void)state;
-    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) {
-        j = pn_json_double(d[i].v);
-        assert_string_equal(j->valuestring, d[i].s);
-        cJSON_Delete(j);
-    }
     j = pn_json_uint(UINT64_MAX);
     assert_string_equal(j->valuestring, "18446744073709551615");
     cJSON_Delete(j);
@@ -388,8 +541,11 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_hatchet_file, setup),
         cmocka_unit_test_setup(test_chrome_file, setup),
+        cmocka_unit_test_setup(test_chrome_open_scopes, setup),
+        cmocka_unit_test_setup(test_chrome_finalize_in_scope, setup),
         cmocka_unit_test_setup(test_capture_formats, setup),
         cmocka_unit_test_setup(test_console_verbose, setup),
+        cmocka_unit_test_setup(test_json_doubles, setup),
         cmocka_unit_test_setup(test_json_numbers, setup),
         cmocka_unit_test_setup(test_path_expansion, setup),
         cmocka_unit_test_setup(test_session_rank_file, setup),

@@ -78,14 +78,11 @@ class LaunchHook(Hook):
 
     def enter(self, metadata):
         from triton._C import tritium as _C
-        name = metadata.get("name") if isinstance(metadata, dict) else None
         raw = dict.get(metadata, "name", "")
-        if not self._wanted(raw):
+        if not self._wanted(raw):  # filter on the kernel's own name, before launch_metadata runs
             return
         data = metadata.get() if isinstance(metadata, LazyDict) else dict(metadata)
         kname = data.get("name", raw)
-        if not self._wanted(kname):
-            return
         metrics = {}
         for k, v in data.items():
             if k in ("name", "function", "stream"):
@@ -95,7 +92,6 @@ class LaunchHook(Hook):
             elif hasattr(v, "item"):
                 metrics[k] = v.item()
         _C.pn_next_launch(kname, metrics)
-        del name
 
     def exit(self, metadata):
         pass
