@@ -31,7 +31,8 @@ echo "== proton-cli merge: one trace and one tree for all examples"
 proton-cli merge "$OUT"/*.json -o "$OUT/demo.json"
 proton-cli merge "$OUT"/*.hatchet -o "$OUT/demo.hatchet"
 echo
-echo "== proton-cli report $OUT/demo.hatchet"
+echo "== proton-cli report -m time/us,count,avg_time/us $OUT/demo.hatchet"
+echo "   (columns: total time in us, launches, average time per launch in us)"
 proton-cli report -m time/us,count,avg_time/us "$OUT/demo.hatchet"
 proton-cli html "$OUT/demo.json" -o "$OUT/demo.html"
 echo

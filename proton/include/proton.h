@@ -149,7 +149,11 @@ enum { PN_CONTEXT_SHADOW = 0, PN_CONTEXT_PYTHON = 1 };
  * ("" or "-": stdout; NULL: "proton"). A live session with the same path is
  * re-activated and its id returned. Ids start at 0 and are never reused. Returns the
  * id (>= 0) or -errno (message in pn_last_error): -ECANCELED when Proton is disabled,
- * -EINVAL for an unknown context or data, -EMFILE beyond 31 live sessions. */
+ * -EINVAL for an unknown context or data, -EMFILE beyond 31 live sessions.
+ * context PN_CONTEXT_SHADOW: call paths are host scope names. PN_CONTEXT_PYTHON: a
+ * kernel's call path is the Python stack given with pn_python_frames (ROOT when none
+ * was given); host scopes add no nodes, their metrics go to the node of the path
+ * given at their enter. */
 PN_API int pn_session_start(const char *path, int context, int data);
 /* id < 0: all sessions. -EINVAL "Session has not been initialized: <id>" otherwise. */
 PN_API int pn_session_activate(int id);
@@ -159,11 +163,30 @@ PN_API int pn_session_deactivate(int id);
  * -EINVAL (upstream messages) and keeps the session. id < 0: all sessions. Unknown ids
  * are ignored (returns 0). */
 PN_API int pn_session_finalize(int id, const char *fmt);
-/* Number of frames on the session's context stack for this thread, or -1. */
+/* Number of frames on the session's context stack for this thread, or -1 (0 for a
+ * python-context session: its stack is Python's, counted by the Python layer). */
 PN_API int pn_session_depth(int id);
 /* Writes the session's tree as hatchet JSON text to the callback (for data.get());
  * -EINVAL for data=trace sessions ("Only TreeData is supported ...") and unknown ids. */
 PN_API int pn_session_tree_json(int id, void (*write)(const char *s, size_t n, void *user), void *user);
+
+/* ---- Python call paths (context="python" sessions) ------------------------------------ */
+
+/* Nonzero while a python-context session records. One load: the Python launcher
+ * checks it before walking the Python stack. */
+PN_API extern volatile int pn_python_flag;
+static inline int pn_python_active(void) { return pn_python_flag; }
+
+#define PN_MAX_FRAMES 256
+
+/* Interned id (>= 1) of a frame name, "<file>:<line>@<function>"; 0 on allocation
+ * failure. Thread-safe (takes a lock: callers cache the ids). */
+PN_API uint32_t pn_frame_intern(const char *name);
+/* The Python stack of this thread's next pn_launch_begin or pn_scope_enter, whichever
+ * comes first: n frame ids from pn_frame_intern, outermost first (beyond
+ * PN_MAX_FRAMES only the innermost are kept). n = 0 clears a pending stack. A
+ * repeated stack costs a compare, a new one a lock. 0, -EINVAL or -ENOMEM. */
+PN_API int pn_python_frames(const uint32_t *frames, int n);
 
 /* ---- host scopes ------------------------------------------------------------------- */
 
@@ -186,6 +209,15 @@ PN_API int pn_scope_exit(uint64_t scope_id);
  * mismatch for valueId 0 (<name>): current=double, new=int64_t") and adds nothing. */
 enum { PN_METRIC_INT = 0, PN_METRIC_DOUBLE = 1 };
 PN_API int pn_scope_add_metric(const char *name, int kind, int64_t ival, double dval);
+/* The same for a vector metric of n elements (ivals for PN_METRIC_INT, dvals for
+ * PN_METRIC_DOUBLE; flops* become doubles, bytes ints). Repeated additions sum element
+ * by element ("(pty)": overwrite). Errors (-EINVAL, nothing added): a scalar and a
+ * vector, or int and double elements, for one name on one node ("Metric value type
+ * mismatch for valueId 0 (<name>): current=std::vector<int64_t>, new=double"), or a
+ * different length ("Vector metric size mismatch for valueId 0 (<name>): current=3,
+ * new=2"). */
+PN_API int pn_scope_add_metric_vec(const char *name, int kind, const int64_t *ivals,
+                                   const double *dvals, uint32_t n);
 
 /* ---- kernel capture / spine-triton compatibility ----------------------------------- */
 

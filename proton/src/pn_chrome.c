@@ -8,7 +8,9 @@
  * number of events, not to the JSON text. ts/dur are microseconds from the earliest
  * event; both ends are converted from ticks to integer ns first, so events that
  * nest in ticks still nest in the file. The call_stack of kernels and host scopes is
- * rebuilt from the host-scope events enclosing them on the same thread. Host scopes
+ * rebuilt from the host-scope events enclosing them on the same thread; in a
+ * python-context session (which has no host-scope events) a kernel's call_stack is
+ * the Python path its launch record carries. Host scopes
  * still open when the file is written (finalize or dump inside a scope, exit, a
  * signal) get an event ending at the write time, marked "open": true.
  */
@@ -44,6 +46,7 @@ typedef struct Cw {
     uint64_t base;                 /* ticks of ts == 0 */
     int first;
     int pid;
+    int python;                    /* context="python" session */
     cJSON **cx;                    /* parsed constexprs per site (lazily) */
     uint32_t ncx;
     Frame *stack;
@@ -228,6 +231,20 @@ call_stack(const Cw *cw, uint32_t last)
     return a;
 }
 
+/* ROOT, the frames of Python path 'path', then 'last' */
+static cJSON *
+path_stack(uint32_t path, uint32_t last)
+{
+    cJSON *a = cJSON_CreateArray();
+    uint32_t n;
+    const uint32_t *f = pn_path_get(path, &n);
+    cJSON_AddItemToArray(a, cJSON_CreateString("ROOT"));
+    for (uint32_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateString(pn_name_get(f[i])));
+    cJSON_AddItemToArray(a, cJSON_CreateString(pn_name_get(last)));
+    return a;
+}
+
 /* the parsed constexprs of a site (borrowed from the cache), or NULL */
 static cJSON *
 constexprs(Cw *cw, uint32_t site, const PnSite *s)
@@ -271,7 +288,8 @@ launch_events(Cw *cw, uint32_t tid, const Ev *ev)
     for (int k = 0; s && k < 3; k++)
         if (s->flops_per_program[k] > 0)
             cJSON_AddItemToObject(args, fl[k], pn_json_double(s->flops_per_program[k] * (double)programs));
-    cJSON_AddItemToObject(args, "call_stack", call_stack(cw, s ? s->name_id : 0));
+    cJSON_AddItemToObject(args, "call_stack", cw->python ? path_stack(r->aux, s ? s->name_id : 0)
+                                                         : call_stack(cw, s ? s->name_id : 0));
     out(cw, e);
     for (int i = 0; ev->c && i < r->nctr && i < pn_ctrs.n; i++) {
         for (int end = 0; end < 2; end++) {
@@ -423,7 +441,8 @@ header(Cw *cw, uint64_t dropped)
 int
 pn_chrome_write(int slot, uint64_t ctick, PnWriteFn w, void *user)
 {
-    Cw cw = { .w = w, .user = user, .first = 1, .pid = (int)getpid(), .base = UINT64_MAX };
+    Cw cw = { .w = w, .user = user, .first = 1, .pid = (int)getpid(), .base = UINT64_MAX,
+              .python = slot != PN_CAPTURE_SLOT && pn_slots[slot].context == PN_CONTEXT_PYTHON };
     uint32_t nth = 0, cap = 0;
     Th *th = NULL;
     int rc = 0;

@@ -5,7 +5,8 @@
  * "metrics"} with keys sorted, exclusive values, the root carrying zero hints for
  * the summable metrics that occur anywhere (count, time (ns), counters, bytes,
  * flops*), so upstream proton-viewer and hatchet's GraphFrame.from_literal compute
- * inclusive columns for them. Printed in nlohmann's dump(4) layout between a
+ * inclusive columns for them. Vector user metrics are JSON arrays (no root hints:
+ * they are not summable columns). Printed in nlohmann's dump(4) layout between a
  * leading and a trailing newline, like upstream Proton.
  */
 #include "pn_int.h"
@@ -101,7 +102,7 @@ collect_hints(const PnTree *tr, Hints *h)
             h->flops[k + 2] |= x->has_flops[k];
         for (const PnUMetric *u = x->um; u; u = u->next) {
             const char *n = pn_name_get(u->name);
-            if (u->flags & PN_MF_EXC)
+            if ((u->flags & PN_MF_EXC) || (u->kind & PN_MK_VEC))
                 continue;
             if (strcmp(n, "bytes") == 0)
                 h->bytes = 1;
@@ -111,12 +112,24 @@ collect_hints(const PnTree *tr, Hints *h)
     }
 }
 
+static cJSON *
+vec_json(const PnUMetric *u)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (uint32_t k = 0; a && k < u->len; k++)
+        cJSON_AddItemToArray(a, u->kind == PN_MK_INT_VEC ? pn_json_int(u->vec[k].i)
+                                                          : pn_json_double(u->vec[k].d));
+    return a;
+}
+
 static void
 user_metrics(Ents *m, const PnTNode *x)
 {
     for (const PnUMetric *u = x->um; u; u = u->next)
         ent_add(m, pn_name_get(u->name),
-                u->kind == PN_METRIC_INT ? pn_json_int(u->v.i) : pn_json_double(u->v.d));
+                u->kind & PN_MK_VEC    ? vec_json(u)
+                : u->kind == PN_METRIC_INT ? pn_json_int(u->v.i)
+                                           : pn_json_double(u->v.d));
 }
 
 /* the name of counter 'c' on kernel nodes, or (scope) on in-kernel scope nodes */

@@ -179,7 +179,8 @@ typedef struct PnRec {             /* 64 bytes */
     uint64_t mtick;                /* tick at which 'mask' was taken */
     uint64_t seq;                  /* launch: launch id; program/scope: its launch; host: scope id */
     int32_t xyz[3];                /* launch: grid; program/scope: program id */
-    uint32_t aux;                  /* host: PN_REC_OPEN when made up by a writer; else 0 */
+    uint32_t aux;                  /* host: PN_REC_OPEN when made up by a writer; launch:
+                                    * Python path id (pn_frames.c); else 0 */
 } PnRec;
 
 #define PN_REC_OPEN 1u             /* a host scope still open when the file was written */
@@ -228,16 +229,26 @@ int pn_buf_scan(const PnTls *t, int slot, uint64_t ctick, PnBufPos *pos, PnRecFn
 
 enum { PN_NODE_ROOT = 0, PN_NODE_HOST, PN_NODE_KERNEL, PN_NODE_KSCOPE };
 enum { PN_MF_EXC = 1, PN_MF_PTY = 2 };
+/* metric kinds: PN_METRIC_INT / _DOUBLE, or'ed with PN_MK_VEC for vectors */
+enum {
+    PN_MK_VEC = 2,
+    PN_MK_INT_VEC = PN_METRIC_INT | PN_MK_VEC,
+    PN_MK_DOUBLE_VEC = PN_METRIC_DOUBLE | PN_MK_VEC,
+};
+
+typedef union PnMVal {
+    int64_t i;
+    double d;
+} PnMVal;
 
 typedef struct PnMetric {
     struct PnMetric *next;         /* published with release */
     uint32_t name;                 /* interned, suffix stripped */
-    uint8_t kind;                  /* PN_METRIC_INT / _DOUBLE */
+    uint8_t kind;                  /* PN_METRIC_INT / _DOUBLE [| PN_MK_VEC] */
     uint8_t flags;                 /* PN_MF_* */
-    union {
-        int64_t i;
-        double d;
-    } v;
+    uint32_t len;                  /* vectors: elements (fixed at creation) */
+    PnMVal v;                      /* scalars */
+    PnMVal vec[];                  /* vectors: 'len' values, same allocation */
 } PnMetric;
 
 typedef struct PnPNode {
@@ -265,6 +276,8 @@ typedef struct PnTSlot {
     int32_t c_parent, c_node;      /* last kernel lookup */
     uint32_t c_site;
     int32_t c_grid[3];
+    uint32_t py_path;              /* last Python path looked up (0 = none) */
+    int32_t py_node;
 } PnTSlot;
 
 static inline PnPNode *
@@ -278,6 +291,13 @@ void pn_tslot_destroy(PnTSlot *s);
 int32_t pn_tslot_child(PnTSlot *s, int32_t parent, int kind, uint32_t key, const int32_t grid[3]);
 PnMetric *pn_node_metric(PnPNode *n, uint32_t name); /* NULL when absent */
 int pn_node_metric_add(PnPNode *n, uint32_t name, int kind, int flags, int64_t i, double d);
+int pn_node_metric_add_vec(PnPNode *n, uint32_t name, int kind, int flags, const PnMVal *v,
+                           uint32_t len);
+
+/* ---- Python call paths (pn_frames.c) ------------------------------------------------- */
+
+const uint32_t *pn_path_get(uint32_t id, uint32_t *n); /* frames, outermost first; lock-free */
+int32_t pn_tslot_path(PnTSlot *s, uint32_t path);      /* the path's node (ROOT for 0) */
 
 /* ---- thread state (pn_thread.c) -------------------------------------------------- */
 
@@ -304,6 +324,7 @@ typedef struct PnLaunchInt {
     int32_t grid[3];
     uint32_t mask, tmask;          /* consumers; those that keep a timeline */
     uint32_t programs;             /* program events wanted (budget left) */
+    uint32_t path;                 /* Python call path (pn_python_frames), 0 = none */
     uint64_t t0, mtick, seq;
 } PnLaunchInt;
 
@@ -318,6 +339,7 @@ typedef struct PnKFrame {
 typedef struct PnHostFrame {      /* read by writers while the owner runs: see pn_scope_open */
     uint32_t name;
     uint32_t mask, tmask;          /* slots this scope was pushed on; timeline slots */
+    uint32_t pypath;               /* Python call path at enter (owner only), 0 = none */
     uint64_t id, t0, mtick;        /* id: 0 while the frame is being written */
 } PnHostFrame;
 
@@ -356,6 +378,8 @@ struct PnTls {
     /* host scopes */
     uint32_t hdepth, hover;        /* hdepth published with release (writers read it) */
     PnHostFrame hstack[PN_MAX_DEPTH];
+    /* Python call paths: pending for the next launch / scope enter; the last one given */
+    uint32_t pypend, pylast;
     /* consumers */
     PnTSlot *slot[PN_NSLOTS];      /* published with release; freed under pn_mu */
     PnTSlot *stale;
@@ -459,6 +483,7 @@ extern PnSlot pn_slots[PN_NSLOTS];       /* guarded by pn_mu */
 extern uint64_t pn_slot_ctick[PN_NSLOTS]; /* read lock-free by hooks */
 extern uint32_t pn_rec_mask;             /* slots recording now */
 extern uint32_t pn_trace_mask;           /* slots that keep a timeline */
+extern uint32_t pn_py_mask;              /* recording slots with context=python */
 
 enum { PN_FMT_HATCHET = 0, PN_FMT_CHROME, PN_FMT_CONSOLE };
 
@@ -478,11 +503,10 @@ int pn_capture_dump_locked(const char *path); /* holds pn_mu */
 typedef struct PnUMetric {
     struct PnUMetric *next;
     uint32_t name;
-    uint8_t kind, flags;
-    union {
-        int64_t i;
-        double d;
-    } v;
+    uint8_t kind, flags;           /* as PnMetric */
+    uint32_t len;
+    PnMVal v;
+    PnMVal vec[];                  /* vectors: 'len' values, same allocation */
 } PnUMetric;
 
 typedef struct PnTNode {

@@ -8,11 +8,12 @@
  * path, found through the worker's child table). pn_launch_end runs after the
  * parallel region has joined, so it reads every slot without atomics, sums them into
  * the launching thread's per-consumer trees (the kernel node under the thread's
- * current host scope, in-kernel scope nodes below it) and appends one launch record
- * to the timeline. Program and scope events go to the worker's own timeline.
- * Nothing here locks; allocation happens only when a thread first records, when a
- * scratch or table must grow, once per PN_CHUNK_RECS timeline records, and when a
- * new tree node appears.
+ * current host scope, or, in python-context sessions, under the node of the Python
+ * call path pending at begin; in-kernel scope nodes below it) and appends one launch
+ * record to the timeline (its aux field holds the Python path id). Program and
+ * scope events go to the worker's own timeline. Nothing here locks; allocation
+ * happens only when a thread first records, when a scratch or table must grow, once
+ * per PN_CHUNK_RECS timeline records, and when a new tree node appears.
  */
 #include "pn_int.h"
 
@@ -90,6 +91,8 @@ pn_launch_begin(PnLaunch *l, uint32_t site, const int32_t grid[3], int nthreads)
             site = pn_site_derive(site, t->cur_next.site_name);
     }
     s = pn_site_get(site);
+    L->path = t->pypend; /* pn_python_frames: this launch's Python call path */
+    t->pypend = 0;
     L->t = t;
     L->site = site;
     L->nscopes = s ? s->nscopes : 0;
@@ -209,7 +212,7 @@ launch_record(PnTls *t, const PnLaunchInt *L, uint64_t t1, uint32_t threads, int
     r->mtick = L->mtick;
     r->seq = L->seq;
     memcpy(r->xyz, L->grid, sizeof r->xyz);
-    r->aux = 0;
+    r->aux = L->path;
     if (nctr) {
         PnCtrRec *c = (PnCtrRec *)(r + 1);
         c->kind = PN_EV_CTR;
@@ -223,7 +226,7 @@ pn_launch_end(PnLaunch *l)
 {
     PnLaunchInt *L = (PnLaunchInt *)l;
     uint64_t t1 = pn_now(), ctr[PN_MAX_COUNTERS] = { 0 }, programs = 1, dur;
-    uint32_t used = 0, mask;
+    uint32_t used = 0, mask, pymask;
     uint64_t klost = 0;
     int nctr = 0;
     PnTls *t;
@@ -249,15 +252,19 @@ pn_launch_end(PnLaunch *l)
         programs *= L->grid[d] > 0 ? (uint64_t)L->grid[d] : 0;
     if (L->tmask && !L->programs)
         pn_drop(t, L->tmask, programs);
+    pymask = PN_LD(&pn_py_mask);
     for (mask = L->mask; mask; mask &= mask - 1) {
         int s = __builtin_ctz(mask);
         uint64_t ct = PN_LD(&pn_slot_ctick[s]);
         PnTSlot *ts;
-        int32_t node;
+        int32_t parent, node;
         if (!ct || ct > L->mtick || !(ts = pn_tls_slot(t, s, ct)))
             continue;
-        node = kernel_node(ts, ts->depth ? ts->stack[ts->depth - 1] : 0, L->site, L->grid);
-        if (node < 0)
+        if (PN_UNLIKELY(pymask & (1u << s)))
+            parent = pn_tslot_path(ts, L->path);
+        else
+            parent = ts->depth ? ts->stack[ts->depth - 1] : 0;
+        if (parent < 0 || (node = kernel_node(ts, parent, L->site, L->grid)) < 0)
             continue;
         kernel_add(pn_pnode(ts, node), dur, programs, used ? used : L->nthreads, nctr, ctr);
         for (int i = 0; t->cur_next.set && i < t->cur_next.n; i++)

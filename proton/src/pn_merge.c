@@ -97,34 +97,60 @@ tree_child(PnTree *tr, int32_t parent, int kind, uint32_t name, const int32_t g[
     return i;
 }
 
+/* element-wise sum (or overwrite, for properties) of a thread's vector into 'u' */
+static void
+merge_vec(PnUMetric *u, const PnMetric *m)
+{
+    for (uint32_t k = 0; k < u->len; k++) {
+        if (u->kind == PN_MK_INT_VEC) {
+            int64_t iv = PN_LD(&m->vec[k].i);
+            u->vec[k].i = (m->flags & PN_MF_PTY) ? iv : u->vec[k].i + iv;
+        } else {
+            double dv;
+            __atomic_load(&m->vec[k].d, &dv, __ATOMIC_RELAXED);
+            u->vec[k].d = (m->flags & PN_MF_PTY) ? dv : u->vec[k].d + dv;
+        }
+    }
+}
+
+static void
+merge_scalar(PnUMetric *u, const PnMetric *m)
+{
+    if (m->kind == PN_METRIC_INT) {
+        int64_t iv = PN_LD(&m->v.i);
+        u->v.i = (m->flags & PN_MF_PTY) ? iv : u->v.i + iv;
+    } else {
+        double dv;
+        __atomic_load(&m->v.d, &dv, __ATOMIC_RELAXED);
+        u->v.d = (m->flags & PN_MF_PTY) ? dv : u->v.d + dv;
+    }
+}
+
+/* Sums a thread's user metrics into the merged node. A name another thread added with
+ * a different type or vector length on the same path keeps the first thread's value. */
 static int
 merge_metrics(PnTNode *x, const PnPNode *p)
 {
     for (const PnMetric *m = PN_ACQ(&p->metrics); m; m = m->next) {
         PnUMetric *u;
-        int64_t iv = PN_LD(&m->v.i);
-        double dv;
-        __atomic_load(&m->v.d, &dv, __ATOMIC_RELAXED);
         for (u = x->um; u && u->name != m->name; u = u->next)
             ;
         if (!u) {
-            if (!(u = calloc(1, sizeof *u)))
+            if (!(u = calloc(1, sizeof *u + m->len * sizeof *u->vec)))
                 return -ENOMEM;
             u->name = m->name;
             u->kind = m->kind;
             u->flags = m->flags;
+            u->len = m->len;
             u->next = x->um;
             x->um = u;
-            if (m->kind == PN_METRIC_INT)
-                u->v.i = iv;
-            else
-                u->v.d = dv;
-        } else if (u->kind == m->kind) {
-            if (m->kind == PN_METRIC_INT)
-                u->v.i = (m->flags & PN_MF_PTY) ? iv : u->v.i + iv;
-            else
-                u->v.d = (m->flags & PN_MF_PTY) ? dv : u->v.d + dv;
+        } else if (u->kind != m->kind || u->len != m->len) {
+            continue;
         }
+        if (m->kind & PN_MK_VEC) /* a new 'u' is zero: the sum is the first value */
+            merge_vec(u, m);
+        else
+            merge_scalar(u, m);
     }
     return 0;
 }

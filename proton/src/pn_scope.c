@@ -10,7 +10,12 @@
  * timeline also get one host-scope event at exit; a trace written while a scope is
  * still open reads the thread's stack (pn_scope_open), so the owner publishes its
  * frames with release stores and each frame carries its id as a sequence number.
- * Semantics: reference/proton.md §1.4 (metrics, suffixes, the type-mismatch text).
+ * Python-context sessions get no scope nodes (their call paths are Python stacks):
+ * a scope is pushed only on the other consumers, and its frame keeps the Python
+ * path pending at enter (pn_python_frames), where those sessions put its metrics.
+ * Semantics: reference/proton.md §1.4 (metrics, suffixes, the type-mismatch text),
+ * §1.8 (python context). Vector metrics are summed element-wise and keep their
+ * length and element type.
  */
 #include "pn_int.h"
 
@@ -24,7 +29,7 @@ uint64_t
 pn_scope_enter(const char *name)
 {
     uint64_t id = __atomic_add_fetch(&scope_next, 1, __ATOMIC_RELAXED), now;
-    uint32_t mask = PN_LD(&pn_rec_mask), nid, m, pushed = 0, d;
+    uint32_t mask = PN_LD(&pn_rec_mask), nid, m, pushed = 0, d, pypath;
     PnHostFrame *f;
     PnTls *t = pn_tls_cur;
     if (!mask && !t)
@@ -32,6 +37,8 @@ pn_scope_enter(const char *name)
     if (!t && !(t = pn_tls()))
         return id;
     pn_tls_maybe_gc(t);
+    pypath = t->pypend;
+    t->pypend = 0;
     if (PN_UNLIKELY((d = t->hdepth) >= PN_MAX_DEPTH)) {
         t->hover++;
         return id;
@@ -40,8 +47,9 @@ pn_scope_enter(const char *name)
     f = &t->hstack[d];
     PN_ST(&f->id, 0); /* writers may read the frame meanwhile: see pn_scope_open */
     __atomic_thread_fence(__ATOMIC_RELEASE);
+    f->pypath = pypath;
     now = pn_now();
-    for (m = mask; m; m &= m - 1) {
+    for (m = mask & ~PN_LD(&pn_py_mask); m; m &= m - 1) {
         int s = __builtin_ctz(m);
         uint64_t ct = PN_LD(&pn_slot_ctick[s]);
         PnTSlot *ts;
@@ -195,10 +203,13 @@ pn_metric_flags(const char *name, char *out, size_t n)
     return flags;
 }
 
+/* upstream's C++ type names */
 static const char *
 kind_name(int kind)
 {
-    return kind == PN_METRIC_INT ? "int64_t" : "double";
+    static const char *const names[4] = { "int64_t", "double", "std::vector<int64_t>",
+                                          "std::vector<double>" };
+    return names[kind & 3];
 }
 
 /* roofline names have fixed types (upstream metric.py): flops* float, bytes int */
@@ -214,24 +225,71 @@ pn_metric_kind(const char *name, int kind)
     return kind;
 }
 
-/* the node metrics go to in consumer 's', or NULL */
+/* The node metrics go to in consumer 's', or NULL: the innermost scope's node, or,
+ * in a python-context session, the node of the Python path given at its enter. */
 static PnPNode *
-metric_node(PnTls *t, int s)
+metric_node(PnTls *t, int s, uint32_t pymask)
 {
     uint64_t ct = PN_LD(&pn_slot_ctick[s]);
     PnTSlot *ts;
+    int32_t node;
     if (!ct || !(ts = pn_tls_slot(t, s, ct)))
         return NULL;
-    return pn_pnode(ts, ts->depth ? ts->stack[ts->depth - 1] : 0);
+    if (PN_UNLIKELY(pymask & (1u << s)))
+        node = pn_tslot_path(ts, t->hdepth ? t->hstack[t->hdepth - 1].pypath : 0);
+    else
+        node = ts->depth ? ts->stack[ts->depth - 1] : 0;
+    return node < 0 ? NULL : pn_pnode(ts, node);
+}
+
+/* A metric about to be added: its interned, stripped name and flags, the kind after
+ * the roofline coercion, and the nodes it goes to in each recording consumer. */
+typedef struct MAdd {
+    char stripped[256];
+    uint32_t nid;
+    int flags, kind;
+    uint32_t len;                  /* vectors */
+    PnPNode *node[PN_NSLOTS];
+    int nnode;
+} MAdd;
+
+/* fills 'a' for a value of 'kind' (PN_MK_VEC set for vectors); 0 or -errno */
+static int
+madd_prepare(MAdd *a, PnTls *t, uint32_t mask, const char *name, int kind, uint32_t len)
+{
+    uint32_t pymask = PN_LD(&pn_py_mask);
+    a->flags = pn_metric_flags(name, a->stripped, sizeof a->stripped);
+    a->kind = pn_metric_kind(a->stripped, kind & 1) | (kind & PN_MK_VEC);
+    a->len = len;
+    a->nnode = 0;
+    if (!(a->nid = pn_name_cached(t, a->stripped)))
+        return -ENOMEM;
+    for (uint32_t m = mask; m; m &= m - 1) {
+        PnPNode *n = metric_node(t, __builtin_ctz(m), pymask);
+        PnMetric *old = n ? pn_node_metric(n, a->nid) : NULL;
+        if (old && old->kind != a->kind) {
+            pn_set_error(EINVAL, "Metric value type mismatch for valueId 0 (%s): current=%s, new=%s",
+                         a->stripped, kind_name(old->kind), kind_name(a->kind));
+            return -EINVAL;
+        }
+        if (old && (a->kind & PN_MK_VEC) && old->len != len) {
+            pn_set_error(EINVAL, "Vector metric size mismatch for valueId 0 (%s): current=%u, new=%u",
+                         a->stripped, old->len, len);
+            return -EINVAL;
+        }
+        if (n)
+            a->node[a->nnode++] = n;
+    }
+    return 0;
 }
 
 int
 pn_scope_add_metric(const char *name, int kind, int64_t ival, double dval)
 {
-    uint32_t mask = PN_LD(&pn_rec_mask), nid, m;
-    char stripped[256];
-    int flags, k;
+    uint32_t mask = PN_LD(&pn_rec_mask);
+    MAdd a;
     PnTls *t;
+    int rc;
     if (!mask)
         return 0;
     if (!name || (kind != PN_METRIC_INT && kind != PN_METRIC_DOUBLE)) {
@@ -240,29 +298,59 @@ pn_scope_add_metric(const char *name, int kind, int64_t ival, double dval)
     }
     if (!(t = pn_tls()))
         return -ENOMEM;
-    flags = pn_metric_flags(name, stripped, sizeof stripped);
-    k = pn_metric_kind(stripped, kind);
-    if (k != kind) {
-        if (k == PN_METRIC_INT)
+    if ((rc = madd_prepare(&a, t, mask, name, kind, 0)) < 0)
+        return rc;
+    if (a.kind != kind) {
+        if (a.kind == PN_METRIC_INT)
             ival = (int64_t)dval;
         else
             dval = (double)ival;
     }
-    if (!(nid = pn_name_cached(t, stripped)))
-        return -ENOMEM;
-    for (m = mask; m; m &= m - 1) {
-        PnPNode *n = metric_node(t, __builtin_ctz(m));
-        PnMetric *old = n ? pn_node_metric(n, nid) : NULL;
-        if (old && old->kind != k) {
-            pn_set_error(EINVAL, "Metric value type mismatch for valueId 0 (%s): current=%s, new=%s",
-                         stripped, kind_name(old->kind), kind_name(k));
-            return -EINVAL;
-        }
-    }
-    for (m = mask; m; m &= m - 1) {
-        PnPNode *n = metric_node(t, __builtin_ctz(m));
-        if (n && pn_node_metric_add(n, nid, k, flags, ival, dval) < 0)
+    for (int i = 0; i < a.nnode; i++)
+        if (pn_node_metric_add(a.node[i], a.nid, a.kind, a.flags, ival, dval) < 0)
             return -ENOMEM;
-    }
     return 0;
+}
+
+/* the n values as 'kind' elements (PN_METRIC_INT / _DOUBLE), converting when the
+ * roofline coercion changed the type */
+static void
+vec_values(PnMVal *out, int kind, const int64_t *iv, const double *dv, int from, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        if (kind == PN_METRIC_INT)
+            out[k].i = from == PN_METRIC_INT ? iv[k] : (int64_t)dv[k];
+        else
+            out[k].d = from == PN_METRIC_DOUBLE ? dv[k] : (double)iv[k];
+    }
+}
+
+int
+pn_scope_add_metric_vec(const char *name, int kind, const int64_t *ivals, const double *dvals,
+                        uint32_t n)
+{
+    uint32_t mask = PN_LD(&pn_rec_mask);
+    PnMVal small[64], *v = small;
+    MAdd a;
+    PnTls *t;
+    int rc;
+    if (!mask)
+        return 0;
+    if (!name || (kind != PN_METRIC_INT && kind != PN_METRIC_DOUBLE) ||
+        (n && !(kind == PN_METRIC_INT ? (const void *)ivals : (const void *)dvals))) {
+        pn_set_error(EINVAL, "pn_scope_add_metric_vec: bad name, kind or values");
+        return -EINVAL;
+    }
+    if (!(t = pn_tls()))
+        return -ENOMEM;
+    if ((rc = madd_prepare(&a, t, mask, name, kind | PN_MK_VEC, n)) < 0)
+        return rc;
+    if (n > 64 && !(v = malloc(n * sizeof *v)))
+        return -ENOMEM;
+    vec_values(v, a.kind & 1, ivals, dvals, kind, n);
+    for (int i = 0; i < a.nnode && rc == 0; i++)
+        rc = pn_node_metric_add_vec(a.node[i], a.nid, a.kind, a.flags, v, n);
+    if (v != small)
+        free(v);
+    return rc;
 }

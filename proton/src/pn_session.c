@@ -18,24 +18,30 @@ PnSlot pn_slots[PN_NSLOTS];
 uint64_t pn_slot_ctick[PN_NSLOTS];
 uint32_t pn_rec_mask;
 uint32_t pn_trace_mask;
+uint32_t pn_py_mask;
 volatile int pn_active_flag;
+volatile int pn_python_flag;
 static int next_session_id;
 
 /* Recomputes the hook-visible masks from pn_slots. Holds pn_mu. */
 void
 pn_mask_update(void)
 {
-    uint32_t rec = 0, tr = 0;
+    uint32_t rec = 0, tr = 0, py = 0;
     for (int i = 0; i < PN_NSLOTS; i++) {
         if (!pn_slots[i].used || !pn_slots[i].active)
             continue;
         rec |= 1u << i;
         if (i == PN_CAPTURE_SLOT || pn_slots[i].data == PN_DATA_TRACE)
             tr |= 1u << i;
+        if (i != PN_CAPTURE_SLOT && pn_slots[i].context == PN_CONTEXT_PYTHON)
+            py |= 1u << i;
     }
     PN_ST(&pn_trace_mask, tr);
+    PN_ST(&pn_py_mask, py);
     PN_ST(&pn_rec_mask, rec);
     pn_active_flag = rec != 0;
+    pn_python_flag = py != 0;
 }
 
 static int

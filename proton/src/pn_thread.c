@@ -293,6 +293,7 @@ pn_tls_reset_self(void)
     memset(t->drop_ctick, 0, sizeof t->drop_ctick);
     PN_ST(&t->hdepth, 0);
     t->hover = 0;
+    t->pypend = 0;
     t->gc_epoch = pn_gc_epoch;
     pthread_mutex_unlock(&pn_mu);
     pn_ctr_close(&t->grp);

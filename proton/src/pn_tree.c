@@ -8,6 +8,8 @@
  * fields are written before the node count is published with release, metric
  * values are written with relaxed atomics, and new user metrics are linked with a
  * release store. Values read during a launch may be one launch behind; that is all.
+ * A vector metric keeps its elements in the metric's own allocation: its length is
+ * fixed when it is created (a different length is an error, pn_scope.c).
  */
 #include "pn_int.h"
 
@@ -172,6 +174,39 @@ pn_node_metric_add(PnPNode *n, uint32_t name, int kind, int flags, int64_t i, do
         m->v.i = i;
     else
         m->v.d = d;
+    m->next = n->metrics;
+    PN_REL(&n->metrics, m);
+    return 0;
+}
+
+/* Adds (or, for properties, sets) a vector metric of 'len' elements on a node (owner
+ * only); kind is PN_MK_INT_VEC or PN_MK_DOUBLE_VEC. The caller has checked that an
+ * existing metric has the same kind and length. 0 or -ENOMEM. */
+int
+pn_node_metric_add_vec(PnPNode *n, uint32_t name, int kind, int flags, const PnMVal *v,
+                       uint32_t len)
+{
+    PnMetric *m = pn_node_metric(n, name);
+    int pty = flags & PN_MF_PTY;
+    if (m) {
+        for (uint32_t k = 0; k < len; k++) {
+            if (kind == PN_MK_INT_VEC) {
+                PN_ST(&m->vec[k].i, pty ? v[k].i : m->vec[k].i + v[k].i);
+            } else {
+                double d = pty ? v[k].d : m->vec[k].d + v[k].d;
+                __atomic_store(&m->vec[k].d, &d, __ATOMIC_RELAXED);
+            }
+        }
+        return 0;
+    }
+    if (!(m = calloc(1, sizeof *m + len * sizeof *v)))
+        return -ENOMEM;
+    m->name = name;
+    m->kind = (uint8_t)kind;
+    m->flags = (uint8_t)flags;
+    m->len = len;
+    if (len)
+        memcpy(m->vec, v, len * sizeof *v);
     m->next = n->metrics;
     PN_REL(&n->metrics, m);
     return 0;

@@ -45,5 +45,8 @@ int py_launch_init(PyObject *mod);
 
 /* ---- py_proton.c ---- */
 int py_proton_init(PyObject *mod);
+/* Hands Proton this thread's Python stack for the next launch or scope entry, when
+ * pn_python_active() (context="python" sessions). GIL held; never raises. */
+int py_proton_frames(void);
 
 #endif /* PY_INT_H */

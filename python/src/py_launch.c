@@ -8,7 +8,9 @@
  * compiled kernel in an in-memory table (on a miss it calls back into Python,
  * which compiles or loads from the disk cache), packs the 8-byte argument slots
  * and runs the grid through runtime.h. Everything after the first launch of a
- * specialisation happens here, without Python code.
+ * specialisation happens here, without Python code. While a context="python"
+ * Proton session records, a launch first hands Proton the Python stack
+ * (py_proton_frames); otherwise that costs one predictable branch.
  *
  * Compiled wraps one loaded kernel .so and its argument plan.
  */
@@ -243,10 +245,14 @@ compiled_launch(PyObject *self, PyObject *args)
         }
     }
     Py_DECREF(fast);
-    int rc;
+    int rc, pyf = __builtin_expect(pn_python_active(), 0);
+    if (pyf)
+        py_proton_frames();
     Py_BEGIN_ALLOW_THREADS
     rc = rt_launch(c->fn, slots, grid, nthreads, c->site);
     Py_END_ALLOW_THREADS
+    if (pyf)
+        pn_python_frames(NULL, 0); /* not left pending when nothing was recorded */
     if (rc < 0)
         return py_err(PyExc_RuntimeError, "launch failed: %s", rt_last_error());
     Py_RETURN_NONE;
@@ -820,7 +826,9 @@ do_launch(Kernel *k, PyObject *grid, PyObject *const *args, Py_ssize_t nargs, Py
     PyObject *hook_meta = NULL;
     if (hooks_on && !(hook_meta = hook_enter(k, g, &b)))
         return NULL;
-    int rc;
+    int rc, pyf = __builtin_expect(pn_python_active(), 0);
+    if (pyf)
+        py_proton_frames();
     if ((int64_t)g[0] * g[1] * g[2] <= 1) {
         rc = rt_launch(c->fn, slots, g, b.nthreads, c->site);
     } else {
@@ -828,6 +836,8 @@ do_launch(Kernel *k, PyObject *grid, PyObject *const *args, Py_ssize_t nargs, Py
         rc = rt_launch(c->fn, slots, g, b.nthreads, c->site);
         Py_END_ALLOW_THREADS
     }
+    if (pyf)
+        pn_python_frames(NULL, 0); /* not left pending when nothing was recorded */
     if (hook_meta) {
         PyObject *r = hook_call("_launch_hook_exit", hook_meta, NULL, NULL);
         Py_DECREF(hook_meta);

@@ -1,7 +1,9 @@
 /*
  * py_proton.c — Proton bindings: initialisation at import (kernel capture reads its
- * environment here), sessions, host scopes, metrics and the spine-triton profiler
- * store, used by python/triton/profiler and backends/spine_triton/proton.py.
+ * environment here), sessions, host scopes, metrics (scalars and lists) and the
+ * spine-triton profiler store, used by python/triton/profiler and
+ * backends/spine_triton/proton.py; and the Python call paths of context="python"
+ * sessions (py_proton_frames, called by the launcher and at scope entry).
  *
  * Every function maps onto proton.h; errors raise the upstream messages (which
  * proton.h keeps in pn_last_error()).
@@ -11,7 +13,176 @@
 #include "proton.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* ---- Python call paths ----------------------------------------------------------------
+ *
+ * A frame's name is "<file>:<line>@<function>" (co_filename made absolute, co_name),
+ * interned once per (code object, instruction offset) in a table that holds a
+ * reference to the code object (so its address is not reused while cached). The
+ * offset pins the line, so a repeated call site costs a hash probe per frame: no line
+ * table decoding (PyFrame_GetLineNumber is linear in the code size) and no string
+ * building. Frames of the triton package itself
+ * (the JIT's run/autotune wrappers, the profiler's scope helpers) are left out, so the
+ * innermost frame is the user's call site. The GIL guards the table. */
+
+#define FCACHE_MAX (1u << 16) /* entries before the table is emptied and rebuilt */
+
+typedef struct FrameEnt {
+    PyObject *code;                /* strong reference; NULL = empty */
+    int lasti;                     /* instruction offset (PyFrame_GetLasti) */
+    uint32_t id;                   /* interned frame name; 0 = left out */
+} FrameEnt;
+
+static FrameEnt *fcache;
+static uint32_t fcap, fcount;
+
+static uint32_t
+fhash(PyObject *code, int lasti)
+{
+    uint64_t h = ((uint64_t)(uintptr_t)code >> 4) * 0x9e3779b97f4a7c15ull ^ (uint32_t)lasti;
+    h *= 0xff51afd7ed558ccdull;
+    return (uint32_t)(h >> 32);
+}
+
+static void
+fcache_clear(void)
+{
+    for (uint32_t i = 0; i < fcap; i++)
+        Py_XDECREF(fcache[i].code);
+    PyMem_Free(fcache);
+    fcache = NULL;
+    fcap = fcount = 0;
+}
+
+/* doubles the table (emptying it at FCACHE_MAX entries); -1 when out of memory */
+static int
+fcache_grow(void)
+{
+    uint32_t cap = fcap ? fcap * 2 : 256;
+    FrameEnt *e;
+    if (cap > 2 * FCACHE_MAX) {
+        fcache_clear();
+        cap = 256;
+    }
+    if (!(e = PyMem_Calloc(cap, sizeof *e)))
+        return -1;
+    for (uint32_t i = 0; i < fcap; i++) {
+        uint32_t j;
+        if (!fcache[i].code)
+            continue;
+        for (j = fhash(fcache[i].code, fcache[i].lasti) & (cap - 1); e[j].code; j = (j + 1) & (cap - 1))
+            ;
+        e[j] = fcache[i];
+    }
+    PyMem_Free(fcache);
+    fcache = e;
+    fcap = cap;
+    return 0;
+}
+
+/* the triton package's directory with a trailing '/', found once ("" when unknown) */
+static const char *
+package_dir(void)
+{
+    static char dir[4096];
+    static int looked;
+    PyObject *mod, *file;
+    const char *s, *slash;
+    if (looked)
+        return dir;
+    looked = 1;
+    mod = PyImport_ImportModule("triton");
+    file = mod ? PyObject_GetAttrString(mod, "__file__") : NULL;
+    s = file && PyUnicode_Check(file) ? PyUnicode_AsUTF8(file) : NULL;
+    if (s && (slash = strrchr(s, '/')) && (size_t)(slash - s) + 1 < sizeof dir)
+        memcpy(dir, s, (size_t)(slash - s) + 1);
+    Py_XDECREF(file);
+    Py_XDECREF(mod);
+    PyErr_Clear();
+    return dir;
+}
+
+static const char *
+code_str(PyObject *code, const char *attr, PyObject **keep)
+{
+    const char *s;
+    *keep = PyObject_GetAttrString(code, attr);
+    s = *keep && PyUnicode_Check(*keep) ? PyUnicode_AsUTF8(*keep) : NULL;
+    return s ? s : "?";
+}
+
+/* the interned name of a frame, or 0 for a frame of the triton package */
+static uint32_t
+frame_name(PyObject *code, int line)
+{
+    PyObject *fo, *no;
+    const char *file = code_str(code, "co_filename", &fo), *fn = code_str(code, "co_name", &no);
+    const char *pkg = package_dir();
+    char cwd[1024] = "", buf[4096];
+    uint32_t id = 0;
+    if (!*pkg || strncmp(file, pkg, strlen(pkg)) != 0) {
+        if (file[0] != '/' && file[0] != '<' && getcwd(cwd, sizeof cwd - 1))
+            strcat(cwd, "/");
+        snprintf(buf, sizeof buf, "%s%s:%d@%s", cwd, file, line, fn);
+        id = pn_frame_intern(buf);
+    }
+    Py_XDECREF(fo);
+    Py_XDECREF(no);
+    PyErr_Clear();
+    return id;
+}
+
+/* the cached name of frame f (code object 'code'); 0 = left out */
+static uint32_t
+frame_id(PyFrameObject *f, PyObject *code)
+{
+    int lasti = PyFrame_GetLasti(f);
+    uint32_t j;
+    if ((fcount + 1) * 2 > fcap && fcache_grow() < 0)
+        return frame_name(code, PyFrame_GetLineNumber(f));
+    for (j = fhash(code, lasti) & (fcap - 1); fcache[j].code; j = (j + 1) & (fcap - 1))
+        if (fcache[j].code == code && fcache[j].lasti == lasti)
+            return fcache[j].id;
+    fcache[j].id = frame_name(code, PyFrame_GetLineNumber(f));
+    fcache[j].code = Py_NewRef(code);
+    fcache[j].lasti = lasti;
+    fcount++;
+    return fcache[j].id;
+}
+
+/* Hands Proton this thread's Python stack (outermost first, triton's own frames left
+ * out) for the next launch or scope entry: see pn_python_frames. The caller holds the
+ * GIL. Never raises. */
+int
+py_proton_frames(void)
+{
+    uint32_t ids[PN_MAX_FRAMES];
+    PyFrameObject *f = PyEval_GetFrame(), *back;
+    int n = 0;
+    Py_XINCREF(f);
+    while (f && n < PN_MAX_FRAMES) {
+        PyCodeObject *co = PyFrame_GetCode(f);
+        uint32_t id = frame_id(f, (PyObject *)co);
+        Py_DECREF(co);
+        if (id)
+            ids[n++] = id;
+        back = PyFrame_GetBack(f);
+        Py_DECREF(f);
+        f = back;
+    }
+    Py_XDECREF(f);
+    for (int i = 0; i < n / 2; i++) {
+        uint32_t x = ids[i];
+        ids[i] = ids[n - 1 - i];
+        ids[n - 1 - i] = x;
+    }
+    return pn_python_frames(ids, n);
+}
+
+/* ---- sessions ------------------------------------------------------------------------ */
 
 static PyObject *
 rc_or_raise(int rc, PyObject *type)
@@ -122,6 +293,8 @@ scope_enter(PyObject *self, PyObject *name)
     const char *s = PyUnicode_AsUTF8(name);
     if (!s)
         return NULL;
+    if (__builtin_expect(pn_python_active(), 0)) /* python-context sessions: metrics go here */
+        py_proton_frames();
     return PyLong_FromUnsignedLongLong(pn_scope_enter(s));
 }
 
@@ -149,7 +322,52 @@ scope_exit(PyObject *self, PyObject *args)
     return rc_or_raise(rc, PyExc_RuntimeError);
 }
 
-/* add_metric(name, value): int → int64, float → double (upstream coercions in C). */
+static int
+is_int(PyObject *x)
+{
+    return PyLong_Check(x) || (PyIndex_Check(x) && !PyFloat_Check(x));
+}
+
+/* a list or tuple metric: all ints → int64 vector, else double vector */
+static int
+add_metric_vec(const char *name, PyObject *seq)
+{
+    PyObject *fast = PySequence_Fast(seq, "metric value");
+    Py_ssize_t n;
+    int ints = 1, rc = -1;
+    int64_t *iv = NULL;
+    double *dv = NULL;
+    if (!fast)
+        return -1;
+    n = PySequence_Fast_GET_SIZE(fast);
+    for (Py_ssize_t k = 0; k < n; k++)
+        ints &= is_int(PySequence_Fast_GET_ITEM(fast, k));
+    if (ints ? !(iv = PyMem_Malloc((size_t)(n ? n : 1) * sizeof *iv))
+             : !(dv = PyMem_Malloc((size_t)(n ? n : 1) * sizeof *dv))) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *x = PySequence_Fast_GET_ITEM(fast, k);
+        if (ints)
+            iv[k] = PyLong_AsLongLong(x);
+        else
+            dv[k] = PyFloat_AsDouble(x);
+        if (PyErr_Occurred())
+            goto out;
+    }
+    rc = pn_scope_add_metric_vec(name, ints ? PN_METRIC_INT : PN_METRIC_DOUBLE, iv, dv, (uint32_t)n);
+    if (rc < 0)
+        py_err(PyExc_ValueError, "%s", pn_last_error());
+out:
+    PyMem_Free(iv);
+    PyMem_Free(dv);
+    Py_DECREF(fast);
+    return rc < 0 ? -1 : 0;
+}
+
+/* add_metric(name, value): int → int64, float → double, list/tuple → vector (upstream
+ * coercions in C). */
 static PyObject *
 add_metric(PyObject *self, PyObject *args)
 {
@@ -158,6 +376,11 @@ add_metric(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "sO", &name, &v))
         return NULL;
     int rc;
+    if (PyList_Check(v) || PyTuple_Check(v)) {
+        if (add_metric_vec(name, v) < 0)
+            return NULL;
+        return PyLong_FromLong(0);
+    }
     if (PyBool_Check(v) || PyLong_Check(v)) {
         long long i = PyLong_AsLongLong(v);
         if (i == -1 && PyErr_Occurred())

@@ -612,10 +612,6 @@ def test_python_context_accepted(cwd, bufs):
     assert sum(pu.kernel_counts(pu.load_json(cwd / "py.hatchet")).values()) == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "GAP (admitted in docs/proton.md §5): context='python' is accepted but no Python frames are recorded "
-    "(python/triton/profiler/profile.py only passes the context id to pn_session_start); upstream puts the kernel "
-    "under its Python call path, parent named like 'file.py:123@func'"))
 def test_python_context_records_frames(cwd, bufs):
     s = proton.start("pyf", context="python")
 
@@ -628,9 +624,6 @@ def test_python_context_records_frames(cwd, bufs):
     assert len(path) > 2 and re.fullmatch(r".+:\d+@.+", path[-2]), path
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "GAP (admitted in docs/proton.md §5): vector scope metrics are split into scalar entries 'v[0]', 'v[1]', ... "
-    "(python/triton/profiler/scope.py _add_metrics) instead of being stored and summed as lists, as upstream"))
 def test_vector_metrics_round_trip(cwd):
     s = proton.start("vec")
     for _ in range(2):
@@ -638,6 +631,148 @@ def test_vector_metrics_round_trip(cwd):
             pass
     proton.finalize(s)
     assert pu.tree_paths(pu.load_json(cwd / "vec.hatchet"))[("ROOT", "v")] == {"vi": [2, 4, 6], "vf": [1.0, 3.0]}
+
+
+def test_vector_metric_types_and_coercions(cwd):
+    import torch
+    s = proton.start("vec")
+    for _ in range(2):
+        proton.enter_scope("v", metrics={"vi": (1, 2), "vm": [1, 2.5], "e": [], "flops32": [5, 6], "bytes": [9.0, 10.9],
+                                         "t": torch.tensor([1.5, 2.5]), "one": torch.tensor([3]), "p (pty)": [1, 1],
+                                         "x (exc)": [1.0]})
+        proton.exit_scope(metrics={"vi": [10, 20]})
+    proton.finalize(s)
+    tree = pu.load_json(cwd / "vec.hatchet")
+    m = pu.tree_paths(tree)[("ROOT", "v")]
+    assert m == {"vi": [22, 44], "vm": [2.0, 5.0], "e": [], "flops32": [10.0, 12.0], "bytes": [18, 20],
+                 "t": [3.0, 5.0], "one": 6, "p": [1, 1], "x": [2.0]}
+    assert all(type(v) is int for v in m["vi"] + m["bytes"]) and all(type(v) is float for v in m["flops32"])
+    assert tree[0]["metrics"] == {}  # vectors get no root hints (not summable columns)
+
+
+@pytest.mark.parametrize("first,second,msg", [
+    ([1, 2, 3], [1, 2], "Vector metric size mismatch for valueId 0 (v): current=3, new=2"),
+    ([1, 2], [1.0, 2.0], "Metric value type mismatch for valueId 0 (v): current=std::vector<int64_t>, "
+                         "new=std::vector<double>"),
+    ([1.0], 1.0, "Metric value type mismatch for valueId 0 (v): current=std::vector<double>, new=double"),
+    (2, [2], "Metric value type mismatch for valueId 0 (v): current=int64_t, new=std::vector<int64_t>"),
+])
+def test_vector_metric_mismatch(cwd, first, second, msg):
+    s = proton.start("vecbad")
+    with proton.scope("a", metrics={"v": first}):
+        pass
+    with pytest.raises(ValueError) as ei:
+        with proton.scope("a", metrics={"v": second}):
+            pass
+    assert str(ei.value) == msg
+    proton.finalize(s)
+    assert pu.tree_paths(pu.load_json(cwd / "vecbad.hatchet"))[("ROOT", "a")] == {"v": first}  # nothing added
+
+
+def _frames(path):
+    """the Python frames of a python-context kernel path (between ROOT and the kernel)"""
+    assert path[0] == "ROOT"
+    for f in path[1:-1]:
+        assert re.fullmatch(r"(/.+|<.+>):\d+@\S+", f) and "/python/triton/" not in f, f
+    return path[1:-1]
+
+
+def test_python_context_path_and_shadow_together(cwd, bufs):
+    py = proton.start("py", context="python")
+    sh = proton.start("sh")
+    here = os.path.abspath(__file__)
+
+    def caller():
+        pu.launch_add(bufs)
+
+    with proton.scope("step", metrics={"a": 1, "v": [1, 2]}):
+        for _ in range(2):  # one call site: one path
+            caller()
+    assert proton.context.depth(sh) == 0 and proton.context.depth(py) >= 2
+    proton.finalize()
+    # the python session: the Python stack, innermost frame first is the launch in proton_util,
+    # then caller, then this test; no scope names; the scope's metrics on the frame of its `with`
+    tree = pu.load_json(cwd / "py.hatchet")
+    (path, count), = pu.kernel_counts(tree).items()
+    frames = _frames(path)
+    assert count == 2 and path[-1] == "add_kernel"
+    assert re.fullmatch(re.escape(pu.__file__.replace(".pyc", ".py")) + r":\d+@launch_add", frames[-1])
+    assert re.fullmatch(re.escape(here) + r":\d+@caller", frames[-2])
+    assert frames[-3].startswith(here + ":") and frames[-3].endswith("@test_python_context_path_and_shadow_together")
+    assert not any("step" in p for p in pu.tree_paths(tree))
+    (mpath, m), = [(p, m) for p, m in pu.tree_paths(tree).items() if "a" in m]
+    assert m == {"a": 1, "v": [1, 2]} and mpath[-1].endswith("@test_python_context_path_and_shadow_together")
+    assert mpath[1:-1] == frames[:-3] and mpath[-1] != frames[-3]  # the `with` line, not the call line
+    # the shadow session at the same time: scope paths as usual
+    assert pu.kernel_counts(pu.load_json(cwd / "sh.hatchet")) == {("ROOT", "step", "add_kernel"): 2}
+
+
+def test_proton_cli_reads_vectors_and_python_frames(cwd, bufs):
+    import subprocess
+    py = proton.start("py", context="python")
+    sh = proton.start("sh")
+    with proton.scope("step", metrics={"vi": [1, 2, 3], "vf": [0.5]}):
+        pu.launch_add(bufs, 2)
+    proton.finalize()
+    for f in ("py.hatchet", "sh.hatchet"):
+        r = subprocess.run([pu.PROTON_CLI, "report", str(cwd / f)], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and "add_kernel" in r.stdout, r.stderr
+        r = subprocess.run([pu.PROTON_CLI, "report", "-m", "vi,count", "--format", "json", str(cwd / f)],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        tree = json.loads(r.stdout)[0]["tree"]
+        nodes, todo = [], [tree]
+        while todo:
+            n = todo.pop()
+            nodes.append(n)
+            todo += n["children"]
+        assert [n["values"][0] for n in nodes if n["values"][0] is not None] == [6]  # shown as the sum
+        assert any(n["name"] == "add_kernel" and n["values"][1] == 2 for n in nodes)
+        assert any(n["name"] == "step" for n in nodes) == (f == "sh.hatchet")
+    assert py is not None and sh is not None
+
+
+PY_TRACE = """
+import triton.profiler as proton
+import triton.profiler.language as pl
+from triton.profiler.flags import flags
+pl.enable_semantic("triton")
+flags.instrumentation_on = True
+b = Bufs()
+py = proton.start("py", context="python")
+tr = proton.start("tr", context="python", data="trace")
+sh = proton.start("sh", data="trace")
+def run():
+    with proton.scope("host"):
+        launch_scoped(b, 2)
+run()
+proton.finalize()
+print("DONE")
+"""
+
+
+def test_python_context_trace_and_in_kernel_scopes(tmp_path):
+    p = pu.check_ok(pu.run_child(PY_TRACE, tmp_path))
+    assert p.stdout == "DONE\n"
+    child = str(tmp_path / "child.py")
+    # tree: in-kernel scopes still nest under the kernel, the kernel under the Python stack
+    paths = pu.tree_paths(pu.load_json(tmp_path / "py.hatchet"))
+    (k, count), = pu.kernel_counts(pu.load_json(tmp_path / "py.hatchet")).items()
+    frames = _frames(k)
+    assert count == 2 and k[-1] == "scoped_kernel" and len(frames) == 3
+    assert re.fullmatch(re.escape(child) + r":\d+@<module>", frames[0])
+    assert re.fullmatch(re.escape(child) + r":\d+@run", frames[1]) and frames[2].endswith("@launch_scoped")
+    assert paths[k + ("compute", "inner")]["scope_count"] == 8 and paths[k + ("load",)]["scope_count"] == 8
+    # trace: the kernel's call_stack is the frame path; no host-scope events
+    tr = pu.load_json(tmp_path / "tr.chrome_trace")
+    assert pu.validate_trace(tr) == []
+    kev = pu.kernel_events(tr, "scoped_kernel")
+    assert len(kev) == 2 and all(e["args"]["call_stack"] == list(k) for e in kev)
+    assert pu.events(tr, cat="host_scope") == []
+    assert len(pu.events(tr, ph="X", cat="scope", name="inner")) == 8
+    # a shadow trace session at the same time keeps its scope call_stack
+    sh = pu.load_json(tmp_path / "sh.chrome_trace")
+    assert [e["args"]["call_stack"] for e in pu.kernel_events(sh)] == [["ROOT", "host", "scoped_kernel"]] * 2
 
 
 # ---- the `proton` command line (python -m triton.profiler.proton) ------------------------------

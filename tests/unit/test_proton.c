@@ -1,6 +1,7 @@
 /*
- * test_proton.c — sessions, host scopes, kernel and in-kernel scope aggregation
- * (proton/src: pn_session, pn_scope, pn_launch, pn_tree, pn_merge).
+ * test_proton.c — sessions, host scopes, kernel and in-kernel scope aggregation,
+ * vector metrics, python-context call paths (proton/src: pn_session, pn_scope,
+ * pn_launch, pn_tree, pn_merge, pn_frames).
  *
  * Every test runs on the fake clock (1 tick = 1 ns, moved by the test), so times
  * are exact. Upstream semantics checked: reference/proton.md §1 and §7.
@@ -449,6 +450,284 @@ test_nothing_records(void **state)
     assert_int_equal(pn_active(), 0);
 }
 
+/* ---- vector metrics ------------------------------------------------------------------ */
+
+/* a node's list metric as cJSON prints it ("[2,4,6]"; 1.0 prints as 1), or "" when
+ * absent / not a list */
+static const char *
+vec_text(cJSON *node, const char *name)
+{
+    static char buf[4][512];
+    static int i;
+    char *b = buf[i++ % 4], *s;
+    cJSON *m = node ? cJSON_GetObjectItem(cJSON_GetObjectItem(node, "metrics"), name) : NULL;
+    b[0] = '\0';
+    if (m && cJSON_IsArray(m) && (s = cJSON_PrintUnformatted(m))) {
+        snprintf(b, sizeof buf[0], "%s", s);
+        free(s);
+    }
+    return b;
+}
+
+/* the session's hatchet text without whitespace, to check how numbers are written */
+static char *
+compact_tree(int id)
+{
+    PtBuf b = { 0 };
+    size_t j = 0;
+    assert_int_equal(pn_session_tree_json(id, pt_buf_write, &b), 0);
+    for (size_t i = 0; i < b.n; i++)
+        if (b.s[i] != ' ' && b.s[i] != '\n')
+            b.s[j++] = b.s[i];
+    b.s[j] = '\0';
+    return b.s;
+}
+
+/* the node reached from 'node' through children named names[0..n) (names may hold
+ * '/', unlike pt_find's paths), or NULL */
+static cJSON *
+find_chain(cJSON *node, const char *const *names, int n)
+{
+    for (int i = 0; i < n && node; i++) {
+        cJSON *c, *found = NULL;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItem(node, "children"))
+        {
+            const cJSON *nm = cJSON_GetObjectItem(cJSON_GetObjectItem(c, "frame"), "name");
+            if (strcmp(nm->valuestring, names[i]) == 0)
+                found = c;
+        }
+        node = found;
+    }
+    return node;
+}
+
+/* element-wise sums, int / double elements, (pty), roofline coercions, long vectors,
+ * every recording consumer; in the file as JSON arrays without root hints */
+static void
+test_vector_metrics(void **state)
+{
+    int a = pn_session_start(pt_path("vec_a"), PN_CONTEXT_SHADOW, PN_DATA_TREE);
+    int b = pn_session_start(pt_path("vec_b"), PN_CONTEXT_SHADOW, PN_DATA_TREE);
+    static const int64_t iv[3] = { 1, 2, 3 };
+    static const double dv[2] = { 0.5, 1.5 };
+    int64_t big[100];
+    cJSON *t, *root, *n, *bigv;
+    uint64_t s;
+    char *text;
+    (void)state;
+    pt_tick(100);
+    for (int k = 0; k < 100; k++)
+        big[k] = k;
+    for (int i = 0; i < 2; i++) {
+        s = pn_scope_enter("v");
+        assert_int_equal(pn_scope_add_metric_vec("vi", PN_METRIC_INT, iv, NULL, 3), 0);
+        assert_int_equal(pn_scope_add_metric_vec("vd", PN_METRIC_DOUBLE, NULL, dv, 2), 0);
+        assert_int_equal(pn_scope_add_metric_vec("p (pty)", PN_METRIC_INT, iv + i, NULL, 2), 0);
+        assert_int_equal(pn_scope_add_metric_vec("flops16", PN_METRIC_INT, iv, NULL, 2), 0);
+        assert_int_equal(pn_scope_add_metric_vec("bytes", PN_METRIC_DOUBLE, NULL, dv, 2), 0);
+        assert_int_equal(pn_scope_add_metric_vec("e", PN_METRIC_DOUBLE, NULL, NULL, 0), 0);
+        assert_int_equal(pn_scope_add_metric_vec("big", PN_METRIC_INT, big, NULL, 100), 0);
+        assert_int_equal(pn_scope_add_metric("scalar", PN_METRIC_INT, 4, 0), 0);
+        pn_scope_exit(s);
+    }
+    for (int id = a; id <= b; id++) {
+        t = pt_tree(id);
+        root = cJSON_GetArrayItem(t, 0);
+        n = pt_find(root, "v");
+        assert_string_equal(vec_text(n, "vi"), "[2,4,6]");
+        assert_string_equal(vec_text(n, "vd"), "[1,3]");
+        assert_string_equal(vec_text(n, "p"), "[2,3]");
+        assert_string_equal(vec_text(n, "flops16"), "[2,4]");
+        assert_string_equal(vec_text(n, "bytes"), "[0,2]"); /* [(int)0.5, (int)1.5], twice */
+        assert_string_equal(vec_text(n, "e"), "[]");
+        bigv = cJSON_GetObjectItem(cJSON_GetObjectItem(n, "metrics"), "big");
+        assert_int_equal(cJSON_GetArraySize(bigv), 100);
+        assert_int_equal(cJSON_GetArrayItem(bigv, 99)->valueint, 198);
+        assert_int_equal(pt_im(n, "scalar"), 8);
+        /* no root hints for vectors, not even roofline names */
+        assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(root, "metrics")), 0);
+        cJSON_Delete(t);
+        text = compact_tree(id); /* doubles keep their fraction, ints have none */
+        assert_non_null(strstr(text, "\"vd\":[1.0,3.0]"));
+        assert_non_null(strstr(text, "\"flops16\":[2.0,4.0]"));
+        assert_non_null(strstr(text, "\"vi\":[2,4,6]"));
+        free(text);
+    }
+    assert_int_equal(pn_session_finalize(-1, ""), 0);
+}
+
+/* size and type mismatches: upstream messages, nothing added to any consumer */
+static void
+test_vector_metric_errors(void **state)
+{
+    int a = pn_session_start(pt_path("vecerr_a"), PN_CONTEXT_SHADOW, PN_DATA_TREE);
+    int b = pn_session_start(pt_path("vecerr_b"), PN_CONTEXT_SHADOW, PN_DATA_TREE);
+    static const int64_t iv[3] = { 1, 2, 3 };
+    static const double dv[3] = { 1.0, 2.0, 3.0 };
+    uint64_t s;
+    cJSON *t, *n;
+    (void)state;
+    pt_tick(100);
+    s = pn_scope_enter("v");
+    assert_int_equal(pn_scope_add_metric_vec("vi", PN_METRIC_INT, iv, NULL, 3), 0);
+    assert_int_equal(pn_scope_add_metric("sc", PN_METRIC_DOUBLE, 0, 1.0), 0);
+    pn_session_deactivate(a);
+    assert_int_equal(pn_scope_add_metric_vec("vi", PN_METRIC_INT, iv, NULL, 3), 0); /* b only */
+    pn_session_activate(a);
+    assert_int_equal(pn_scope_add_metric_vec("vi", PN_METRIC_INT, iv, NULL, 2), -EINVAL);
+    assert_string_equal(pn_last_error(), "Vector metric size mismatch for valueId 0 (vi): current=3, new=2");
+    assert_int_equal(pn_scope_add_metric_vec("vi", PN_METRIC_DOUBLE, NULL, dv, 3), -EINVAL);
+    assert_string_equal(pn_last_error(), "Metric value type mismatch for valueId 0 (vi): "
+                                         "current=std::vector<int64_t>, new=std::vector<double>");
+    assert_int_equal(pn_scope_add_metric("vi", PN_METRIC_INT, 1, 0), -EINVAL);
+    assert_string_equal(pn_last_error(), "Metric value type mismatch for valueId 0 (vi): "
+                                         "current=std::vector<int64_t>, new=int64_t");
+    assert_int_equal(pn_scope_add_metric_vec("sc", PN_METRIC_DOUBLE, NULL, dv, 1), -EINVAL);
+    assert_string_equal(pn_last_error(), "Metric value type mismatch for valueId 0 (sc): current=double, "
+                                         "new=std::vector<double>");
+    assert_int_equal(pn_scope_add_metric_vec("x", 5, iv, NULL, 1), -EINVAL);
+    assert_int_equal(pn_scope_add_metric_vec("x", PN_METRIC_INT, NULL, dv, 1), -EINVAL);
+    assert_int_equal(pn_scope_add_metric_vec(NULL, PN_METRIC_INT, iv, NULL, 1), -EINVAL);
+    pn_scope_exit(s);
+    t = pt_tree(a);
+    n = pt_find(cJSON_GetArrayItem(t, 0), "v");
+    assert_string_equal(vec_text(n, "vi"), "[1,2,3]");
+    assert_true(pt_metric(n, "sc") == 1.0);
+    assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(n, "metrics"), "x"));
+    cJSON_Delete(t);
+    t = pt_tree(b);
+    assert_string_equal(vec_text(pt_find(cJSON_GetArrayItem(t, 0), "v"), "vi"), "[2,4,6]");
+    cJSON_Delete(t);
+    assert_int_equal(pn_session_finalize(-1, ""), 0);
+}
+
+typedef struct VecArg {
+    int64_t v[3];
+    uint32_t n;
+} VecArg;
+
+static void *
+vec_thread(void *p)
+{
+    VecArg *a = p;
+    uint64_t s = pn_scope_enter("v");
+    pn_scope_add_metric_vec("m", PN_METRIC_INT, a->v, NULL, a->n);
+    pn_scope_exit(s);
+    return NULL;
+}
+
+/* per-thread trees merge element-wise; a length another thread used differently keeps
+ * the first thread's value (threads merge in the order they first recorded) */
+static void
+test_vector_metrics_threads(void **state)
+{
+    int id = pn_session_start(pt_path("vec_threads"), PN_CONTEXT_SHADOW, PN_DATA_TREE);
+    VecArg args[3] = { { { 1, 2, 0 }, 2 }, { { 10, 20, 0 }, 2 }, { { 5, 5, 5 }, 3 } };
+    cJSON *t;
+    (void)state;
+    pt_tick(100);
+    vec_thread(&args[0]);
+    for (int i = 1; i < 3; i++) {
+        pthread_t th;
+        pthread_create(&th, NULL, vec_thread, &args[i]);
+        pthread_join(th, NULL);
+    }
+    t = pt_tree(id);
+    assert_string_equal(vec_text(pt_find(cJSON_GetArrayItem(t, 0), "v"), "m"), "[11,22]");
+    cJSON_Delete(t);
+    assert_int_equal(pn_session_finalize(id, ""), 0);
+}
+
+/* ---- python-context sessions ------------------------------------------------------------- */
+
+/* kernels under the Python stack handed over before the launch, outermost first;
+ * no frames: ROOT; scope names only in the shadow session running alongside; scope
+ * metrics on the path given at the scope's enter; in-kernel scopes under the kernel */
+static void
+test_python_frames(void **state)
+{
+    static const char *scopes[] = { "load" };
+    static const char *fn[3] = { "/app/main.py:10@<module>", "/app/main.py:4@step", "/app/lib.py:7@run" };
+    uint32_t k = pt_kernel("pyk", 1, scopes), f[3];
+    int py = pn_session_start(pt_path("pyctx"), PN_CONTEXT_PYTHON, PN_DATA_TREE);
+    int sh = pn_session_start(pt_path("pyctx_shadow"), PN_CONTEXT_SHADOW, PN_DATA_TREE);
+    cJSON *t, *root, *n;
+    uint64_t s;
+    (void)state;
+    pt_tick(100);
+    assert_true(pn_python_active());
+    for (int i = 0; i < 3; i++)
+        assert_true((f[i] = pn_frame_intern(fn[i])) > 0);
+    assert_int_equal(pn_frame_intern(fn[1]), f[1]);
+    assert_int_equal(pn_python_frames(f, 2), 0); /* the scope's enter site */
+    s = pn_scope_enter("step");
+    assert_int_equal(pn_scope_add_metric("a", PN_METRIC_INT, 1, 0), 0);
+    assert_int_equal(pn_scope_add_metric_vec("v", PN_METRIC_INT, (const int64_t[]){ 1, 2 }, NULL, 2), 0);
+    for (int i = 0; i < 2; i++) { /* one call site, twice: one node */
+        assert_int_equal(pn_python_frames(f, 3), 0);
+        pt_launch(k, 2, 100, 5);
+    }
+    pt_launch(k, 1, 100, 5); /* nothing pending: consumed by the launches before */
+    assert_int_equal(pn_python_frames(f, 1), 0);
+    pt_launch(k, 1, 100, 5);
+    pn_scope_exit(s);
+    t = pt_tree(py);
+    root = cJSON_GetArrayItem(t, 0);
+    n = pt_find(find_chain(root, fn, 3), "pyk");
+    assert_int_equal(pt_im(n, "count"), 2);
+    assert_int_equal(pt_im(pt_find(n, "load"), "scope_count"), 4);
+    assert_int_equal(pt_im(pt_find(root, "pyk"), "count"), 1);
+    assert_int_equal(pt_im(pt_find(find_chain(root, fn, 1), "pyk"), "count"), 1);
+    assert_null(pt_find(root, "step"));
+    n = find_chain(root, fn, 2);
+    assert_int_equal(pt_im(n, "a"), 1);
+    assert_string_equal(vec_text(n, "v"), "[1,2]");
+    assert_int_equal(pt_nchildren(root), 2); /* <module> and the frameless kernel */
+    cJSON_Delete(t);
+    t = pt_tree(sh);
+    root = cJSON_GetArrayItem(t, 0);
+    assert_int_equal(pt_nchildren(root), 1);
+    assert_int_equal(pt_im(pt_find(root, "step/pyk"), "count"), 4);
+    assert_int_equal(pt_im(pt_find(root, "step"), "a"), 1);
+    cJSON_Delete(t);
+    pn_session_deactivate(py);
+    assert_false(pn_python_active());
+    assert_int_equal(pn_session_finalize(-1, ""), 0);
+}
+
+/* stacks deeper than PN_MAX_FRAMES keep the innermost frames; bad arguments */
+static void
+test_python_frames_limits(void **state)
+{
+    uint32_t k = pt_kernel("deep", 0, NULL), f[PN_MAX_FRAMES + 10];
+    int py = pn_session_start(pt_path("pydeep"), PN_CONTEXT_PYTHON, PN_DATA_TREE);
+    char name[64];
+    const char *first = "/d.py:10@f";
+    cJSON *t, *n;
+    (void)state;
+    pt_tick(100);
+    for (int i = 0; i < PN_MAX_FRAMES + 10; i++) {
+        snprintf(name, sizeof name, "/d.py:%d@f", i);
+        f[i] = pn_frame_intern(name);
+    }
+    assert_int_equal(pn_python_frames(f, PN_MAX_FRAMES + 10), 0);
+    pt_launch(k, 1, 100, 0);
+    assert_int_equal(pn_python_frames(NULL, 2), -EINVAL);
+    assert_int_equal(pn_python_frames(f, -1), -EINVAL);
+    assert_int_equal(pn_python_frames(NULL, 0), 0);
+    t = pt_tree(py);
+    n = find_chain(cJSON_GetArrayItem(t, 0), &first, 1);
+    for (int d = 1; d < PN_MAX_FRAMES && n; d++)
+        n = cJSON_GetArrayItem(cJSON_GetObjectItem(n, "children"), 0);
+    assert_non_null(n);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(n, "frame"), "name")->valuestring,
+                        "/d.py:265@f");
+    assert_int_equal(pt_nchildren(cJSON_GetArrayItem(t, 0)), 1);
+    assert_int_equal(pt_im(pt_find(n, "deep"), "count"), 1);
+    cJSON_Delete(t);
+    assert_int_equal(pn_session_finalize(py, ""), 0);
+}
+
 int
 main(void)
 {
@@ -468,6 +747,11 @@ main(void)
         cmocka_unit_test_setup(test_capture_results, setup),
         cmocka_unit_test_setup(test_disabled, setup),
         cmocka_unit_test_setup(test_nothing_records, setup),
+        cmocka_unit_test_setup(test_vector_metrics, setup),
+        cmocka_unit_test_setup(test_vector_metric_errors, setup),
+        cmocka_unit_test_setup(test_vector_metrics_threads, setup),
+        cmocka_unit_test_setup(test_python_frames, setup),
+        cmocka_unit_test_setup(test_python_frames_limits, setup),
     };
     return cmocka_run_group_tests_name("proton core", tests, NULL, NULL);
 }

@@ -323,6 +323,56 @@ test_chrome_finalize_in_scope(void **state)
     cJSON_Delete(j);
 }
 
+/* a python-context trace session: a kernel's call_stack is ROOT, the Python frames of
+ * its launch, the kernel; no host-scope events (scope names are not part of its
+ * paths); a shadow trace session at the same time keeps the scope call_stack; the
+ * tree file of a python session holds the frames as nodes and vectors as arrays */
+static void
+test_chrome_python_context(void **state)
+{
+    static const char *fn[2] = { "/w.py:3@<module>", "/w.py:9@run" };
+    uint32_t k = pt_kernel("pk", 0, NULL), f[2] = { pn_frame_intern(fn[0]), pn_frame_intern(fn[1]) };
+    int py = pn_session_start(pt_path("py_trace"), PN_CONTEXT_PYTHON, PN_DATA_TRACE);
+    int sh = pn_session_start(pt_path("py_trace_shadow"), PN_CONTEXT_SHADOW, PN_DATA_TRACE);
+    int tree = pn_session_start(pt_path("py_tree"), PN_CONTEXT_PYTHON, PN_DATA_TREE);
+    uint64_t s;
+    cJSON *j, *evs, *node;
+    (void)state;
+    pt_tick(1000);
+    pn_python_frames(f, 1);
+    s = pn_scope_enter("step");
+    pn_scope_add_metric_vec("v", PN_METRIC_DOUBLE, NULL, (const double[]){ 0.5, 2.0 }, 2);
+    pn_python_frames(f, 2);
+    pt_launch(k, 2, 1000, 0);
+    pt_launch(k, 2, 1000, 0); /* no frames: ROOT/pk */
+    pn_scope_exit(s);
+    assert_int_equal(pn_session_finalize(-1, ""), 0);
+    (void)py, (void)sh, (void)tree;
+    j = pt_parse_file(pt_path("py_trace.chrome_trace"));
+    evs = cJSON_GetObjectItem(j, "traceEvents");
+    assert_int_equal(count_events(evs, "host_scope", "X"), 0);
+    assert_int_equal(count_events(evs, "kernel", "X"), 2);
+    assert_string_equal(stack_of(nth_event(evs, "kernel", 0)), "ROOT//w.py:3@<module>//w.py:9@run/pk");
+    assert_string_equal(stack_of(nth_event(evs, "kernel", 1)), "ROOT/pk");
+    cJSON_Delete(j);
+    j = pt_parse_file(pt_path("py_trace_shadow.chrome_trace"));
+    evs = cJSON_GetObjectItem(j, "traceEvents");
+    assert_int_equal(count_events(evs, "host_scope", "X"), 1);
+    assert_string_equal(stack_of(nth_event(evs, "kernel", 0)), "ROOT/step/pk");
+    assert_string_equal(stack_of(nth_event(evs, "kernel", 1)), "ROOT/step/pk");
+    cJSON_Delete(j);
+    j = pt_parse_file(pt_path("py_tree.hatchet"));
+    node = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(j, 0), "children"), 0);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(node, "frame"), "name")->valuestring, fn[0]);
+    assert_true(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(node, "metrics"), "v"), 1)->valuedouble ==
+                2.0);
+    node = cJSON_GetArrayItem(cJSON_GetObjectItem(node, "children"), 0);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(node, "frame"), "name")->valuestring, fn[1]);
+    assert_int_equal(pt_im(pt_find(node, "pk"), "count"), 1);
+    assert_int_equal(pt_im(pt_find(cJSON_GetArrayItem(j, 0), "pk"), "count"), 1);
+    cJSON_Delete(j);
+}
+
 /* the capture store written in all three formats */
 static void
 test_capture_formats(void **state)
@@ -550,6 +600,7 @@ main(void)
         cmocka_unit_test_setup(test_path_expansion, setup),
         cmocka_unit_test_setup(test_session_rank_file, setup),
         cmocka_unit_test_setup(test_atomic_write, setup),
+        cmocka_unit_test_setup(test_chrome_python_context, setup),
     };
     return cmocka_run_group_tests_name("proton writers", tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@ _BACKENDS = ("cpu", "cupti", "rocprofiler", "roctracer", "instrumentation")
 _CONTEXTS = {"shadow": 0, "python": 1}
 _DATA = {"tree": 0, "trace": 1}
 _session_modes: dict = {}
+_python_sessions: set = set()  # ids of context="python" sessions (context.depth)
 
 
 def _disabled():
@@ -66,6 +67,8 @@ def start(name: Optional[str] = None, *, context: Optional[str] = "shadow", data
         return None
     flags.profiling_on = True
     _session_modes[sid] = mstr
+    if ctx == "python":
+        _python_sessions.add(sid)
     if hook == "triton":
         HookManager.register(LaunchHook(), sid)
     elif isinstance(hook, Hook):
@@ -100,10 +103,12 @@ def finalize(session: Optional[int] = None, output_format: Optional[str] = "") -
     _C.pn_session_finalize(-1 if session is None else session, fmt)
     if session is None:
         _session_modes.clear()
+        _python_sessions.clear()
         flags.profiling_on = False
         HookManager.unregister()
     else:
         _session_modes.pop(session, None)
+        _python_sessions.discard(session)
         HookManager.unregister(session)
 
 

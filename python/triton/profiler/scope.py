@@ -25,20 +25,16 @@ def _stack():
 
 
 def _add_metrics(metrics):
+    """Scalars and lists (vector metrics, summed element-wise) go to the C tree, which
+    applies the roofline coercions (flops* float, bytes int) to both."""
     if not metrics:
         return
     for k, v in metrics.items():
-        base = k.replace("(exc)", "").replace("(pty)", "").strip()
-        if hasattr(v, "tolist"):
-            v = v.tolist()
-        if isinstance(v, (list, tuple)):
-            for i, x in enumerate(v):  # vector metrics: one entry per element
-                _C.pn_add_metric(f"{k}[{i}]", float(x) if base in _ROOFLINE_FLOAT else x)
-            continue
-        if base in _ROOFLINE_FLOAT:
-            v = float(v)
-        elif base == "bytes":
-            v = int(v)
+        if hasattr(v, "tolist"):  # CPU tensors (upstream: a one-element tensor is a scalar), arrays
+            v = v.item() if hasattr(v, "numel") and v.numel() == 1 else v.tolist()
+        elif not isinstance(v, (int, float, list, tuple)):
+            base = k.replace("(exc)", "").replace("(pty)", "").strip()
+            v = float(v) if base in _ROOFLINE_FLOAT or not hasattr(v, "__index__") else int(v)
         _C.pn_add_metric(k, v)
 
 
