@@ -35,6 +35,8 @@ typedef struct CgOptions {
     int opt_level;        /* 0..3; 3 by default */
     int want_stages;      /* fill CgResult.ll_mlir / llvm_ir / asm_text */
     const char *ld_path;  /* NULL: "ld.lld-19" found on PATH or in /usr/lib/llvm-19/bin */
+    int stream_variant;   /* also emit CG_ENTRY_SYMBOL_NT, the same kernel with non-temporal
+                             stores to its outputs (cg_stream.c) */
 } CgOptions;
 
 typedef struct CgResult {
@@ -48,6 +50,7 @@ typedef struct CgResult {
     double ms_mlir;       /* parse .. LLVM dialect, translation to LLVM IR */
     double ms_llvm;       /* entry point, O3, object (and assembly) emission */
     double ms_link;       /* ld.lld */
+    int streamed_stores;  /* stores made non-temporal in CG_ENTRY_SYMBOL_NT; 0: no variant */
 } CgResult;
 
 /* Fills t for the machine we run on (triple, CPU name, features, vector width).
@@ -66,6 +69,8 @@ void cg_result_fini(CgResult *res);
 
 /* Entry-point symbol every kernel .so exports (docs/compiler.md §1.2). */
 #define CG_ENTRY_SYMBOL "tritium_kernel"
+/* Optional second entry with the same signature: streaming (non-temporal) stores. */
+#define CG_ENTRY_SYMBOL_NT "tritium_kernel_nt"
 
 /* Function table exported by libtritium_cg.so for dlopen users. */
 typedef struct CgApi {
@@ -75,7 +80,7 @@ typedef struct CgApi {
                    CgResult *res);
     void (*result_fini)(CgResult *res);
 } CgApi;
-#define CG_ABI_VERSION 1
+#define CG_ABI_VERSION 2
 /* dlsym(handle, "cg_api") returns a const CgApi *; programs linking the library
  * directly can use the table itself. */
 extern const CgApi cg_api;

@@ -254,6 +254,7 @@ typedef struct IrCost {
     uint64_t bytes_loaded, bytes_stored;
     double flops[3]; /* fp16(+bf16), fp32, fp64 */
     int exact;       /* 1 when no data-dependent loop trip counts were guessed */
+    int atomics;     /* atomic read-modify-write or compare-and-swap ops */
     int nscopes;     /* in-kernel Proton scopes; id = index (borrowed from the module) */
     const char *scope_names[IR_MAX_SCOPES];
 } IrCost;

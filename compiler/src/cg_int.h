@@ -98,6 +98,11 @@ int cg_mlir_compile(const char *text, size_t len, const CgOptions *o, LLVMContex
 int cg_llvm_finish(LLVMModuleRef m, const CgSig *sig, const CgOptions *o, CgResult *res,
                    CgStr *err);
 
+/* cg_stream.c: links a copy of the optimised module whose entry is
+ * CG_ENTRY_SYMBOL_NT and whose stores to kernel memory are non-temporal.
+ * Returns the number of such stores (0: no variant added) or -1 with err. */
+int cg_stream_add(LLVMModuleRef m, const CgTarget *t, CgStr *err);
+
 /* ---- cg_link.c -------------------------------------------------------------- */
 
 /* Links obj into a shared library at so_path (temporary file then rename).

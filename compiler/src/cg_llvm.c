@@ -219,6 +219,8 @@ cg_llvm_finish(LLVMModuleRef m, const CgSig *sig, const CgOptions *o, CgResult *
     LLVMDisposeMessage(msg);
     if (optimize(m, tm, o->opt_level, err))
         goto out;
+    if (o->stream_variant && (res->streamed_stores = cg_stream_add(m, &o->target, err)) < 0)
+        goto out;
     if (o->want_stages) {
         res->llvm_ir = LLVMPrintModuleToString(m);
         /* LLVM's string must be freed with LLVMDisposeMessage; keep ours malloc'ed */

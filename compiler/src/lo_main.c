@@ -760,6 +760,8 @@ lower_op_(LoCtx *c, IrOp *op)
     case IR_ATOMIC_RMW:
     case IR_ATOMIC_CAS:
         cost_mem(c, op, true);
+        if (c->cost)
+            c->cost->atomics++;
         return lo_atomic(c, op);
     case IR_PRINT:
     case IR_ASSERT:

@@ -130,7 +130,7 @@ str_or_none(const char *s)
  * instead of killing the user's process. The child sends the CgResult back through
  * a pipe as tagged fields and leaves with _exit (no atexit handlers, no Python). */
 
-enum { F_RC = 1, F_ERROR, F_LLMLIR, F_LLVMIR, F_ASM, F_OBJ, F_TIMES };
+enum { F_RC = 1, F_ERROR, F_LLMLIR, F_LLVMIR, F_ASM, F_OBJ, F_TIMES, F_STREAMED };
 
 static int
 write_all(int fd, const void *p, size_t n)
@@ -234,6 +234,7 @@ compile_forked(const char *linalg, size_t len, const CgOptions *co, const char *
             put_field(fds[1], F_OBJ, r.obj, r.obj_len);
         double t[3] = {r.ms_mlir, r.ms_llvm, r.ms_link};
         put_field(fds[1], F_TIMES, t, sizeof t);
+        put_field(fds[1], F_STREAMED, &r.streamed_stores, sizeof r.streamed_stores);
         close(fds[1]);
         _exit(0);
     }
@@ -268,6 +269,10 @@ compile_forked(const char *linalg, size_t len, const CgOptions *co, const char *
             res->ms_mlir = t[0], res->ms_llvm = t[1], res->ms_link = t[2];
             break;
         }
+        case F_STREAMED:
+            if (l == sizeof res->streamed_stores)
+                memcpy(&res->streamed_stores, p, sizeof res->streamed_stores);
+            break;
         }
         i += 9 + l;
     }
@@ -325,7 +330,10 @@ compile(PyObject *self, PyObject *args, PyObject *kw)
         return diag_error(m);
     }
     double t2 = now_ms();
-    CgOptions co = {.target = cg_target, .opt_level = 3, .want_stages = want};
+    /* a streaming-store variant when the launcher can size a launch's stores: a static
+     * per-program count, and no atomics (their ordering with weakly ordered stores) */
+    int stream = cost.exact && cost.bytes_stored > 0 && !cost.atomics;
+    CgOptions co = {.target = cg_target, .opt_level = 3, .want_stages = want, .stream_variant = stream};
     CgResult res;
     memset(&res, 0, sizeof res);
     int rc, crash = 0, forked = fork_enabled();
@@ -363,14 +371,14 @@ compile(PyObject *self, PyObject *args, PyObject *kw)
         Py_DECREF(s);
     }
     out = Py_BuildValue(
-        "{s:s#,s:s#,s:N,s:N,s:N,s:y#,s:N,s:N,s:{s:K,s:K,s:d,s:d,s:d,s:i},s:{s:d,s:d,s:d,s:d,s:d}}", "ttir", ttir,
+        "{s:s#,s:s#,s:N,s:N,s:N,s:y#,s:N,s:N,s:{s:K,s:K,s:d,s:d,s:d,s:i},s:{s:d,s:d,s:d,s:d,s:d},s:K}", "ttir", ttir,
         (Py_ssize_t)tlen, "linalg", linalg, (Py_ssize_t)llen, "ll_mlir", str_or_none(res.ll_mlir), "llir",
         str_or_none(res.llvm_ir), "asm", str_or_none(res.asm_text), "obj", (const char *)res.obj,
         (Py_ssize_t)res.obj_len, "remarks", remarks, "scopes", scopes, "cost", "bytes_loaded",
         (unsigned long long)cost.bytes_loaded, "bytes_stored", (unsigned long long)cost.bytes_stored, "flops16",
         cost.flops[0], "flops32", cost.flops[1], "flops64", cost.flops[2], "exact", cost.exact, "times_ms",
         "frontend_passes", t1 - t0, "lowering", t2 - t1, "mlir", res.ms_mlir, "llvm", res.ms_llvm, "link",
-        res.ms_link);
+        res.ms_link, "stream_bytes", res.streamed_stores > 0 ? (unsigned long long)cost.bytes_stored : 0ull);
 done:
     if (forked)
         result_free(&res);

@@ -20,6 +20,7 @@
 #include "runtime.h"
 
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #define MAXP 128 /* parameters per kernel */
@@ -36,6 +37,8 @@ typedef struct Compiled {
     PyObject_HEAD
     RtKernel *k;
     RtKernelFn fn;
+    RtKernelFn fn_nt;      /* streaming-store entry or NULL */
+    double stream_bytes;   /* bytes one program stores (0: no streaming entry) */
     uint32_t site;
     int nparams;
     uint8_t plan[MAXP];
@@ -43,6 +46,22 @@ typedef struct Compiled {
 } Compiled;
 
 static PyTypeObject Compiled_Type;
+
+/* Launches storing at least this many bytes use the streaming-store entry
+ * (TRITIUM_STREAM_STORES; default half the last-level cache). */
+static double stream_threshold = INFINITY;
+
+/* The entry for a launch of grid g: streaming stores when its output cannot
+ * stay in the cache anyway (cg_stream.c explains the trade). */
+static inline RtKernelFn
+entry_for(const Compiled *c, const int32_t g[3])
+{
+    if (c->stream_bytes > 0 && (double)g[0] * g[1] * g[2] * c->stream_bytes >= stream_threshold) {
+        rt_stats_add(RT_STAT_STREAM_LAUNCH);
+        return c->fn_nt;
+    }
+    return c->fn;
+}
 
 static int
 compiled_init(PyObject *self, PyObject *args, PyObject *kw)
@@ -53,10 +72,11 @@ compiled_init(PyObject *self, PyObject *args, PyObject *kw)
     const char *constexprs = NULL;
     unsigned long long bytes = 0;
     double f16 = 0, f32 = 0, f64 = 0;
+    unsigned long long stream_bytes = 0;
     static char *kwl[] = {"so_path", "plan", "name", "constexprs", "bytes", "flops16", "flops32", "flops64", "scopes",
-                          "info", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOs|zKdddOO", kwl, &path, &plan, &name, &constexprs, &bytes, &f16,
-                                     &f32, &f64, &scopes, &info))
+                          "info", "stream_bytes", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOs|zKdddOOK", kwl, &path, &plan, &name, &constexprs, &bytes, &f16,
+                                     &f32, &f64, &scopes, &info, &stream_bytes))
         return -1;
     int64_t p[MAXP];
     int n = py_int64_seq(plan, p, MAXP, "plan");
@@ -74,6 +94,8 @@ compiled_init(PyObject *self, PyObject *args, PyObject *kw)
         return -1;
     }
     c->fn = rt_kernel_fn(c->k);
+    c->fn_nt = rt_kernel_fn_streaming(c->k);
+    c->stream_bytes = c->fn_nt ? (double)stream_bytes : 0.0;
     const char *snames[IR_MAX_SCOPES];
     int ns = 0;
     PyObject *sfast = scopes != Py_None ? PySequence_Fast(scopes, "scopes") : NULL;
@@ -249,7 +271,7 @@ compiled_launch(PyObject *self, PyObject *args)
     if (pyf)
         py_proton_frames();
     Py_BEGIN_ALLOW_THREADS
-    rc = rt_launch(c->fn, slots, grid, nthreads, c->site);
+    rc = rt_launch(entry_for(c, grid), slots, grid, nthreads, c->site);
     Py_END_ALLOW_THREADS
     if (pyf)
         pn_python_frames(NULL, 0); /* not left pending when nothing was recorded */
@@ -829,11 +851,12 @@ do_launch(Kernel *k, PyObject *grid, PyObject *const *args, Py_ssize_t nargs, Py
     int rc, pyf = __builtin_expect(pn_python_active(), 0);
     if (pyf)
         py_proton_frames();
+    RtKernelFn fn = entry_for(c, g);
     if ((int64_t)g[0] * g[1] * g[2] <= 1) {
-        rc = rt_launch(c->fn, slots, g, b.nthreads, c->site);
+        rc = rt_launch(fn, slots, g, b.nthreads, c->site);
     } else {
         Py_BEGIN_ALLOW_THREADS
-        rc = rt_launch(c->fn, slots, g, b.nthreads, c->site);
+        rc = rt_launch(fn, slots, g, b.nthreads, c->site);
         Py_END_ALLOW_THREADS
     }
     if (pyf)
@@ -1003,6 +1026,7 @@ static PyMethodDef launch_functions[] = {
 int
 py_launch_init(PyObject *mod)
 {
+    stream_threshold = rt_stream_threshold();
     str_data_ptr = PyUnicode_InternFromString("data_ptr");
     str_dtype = PyUnicode_InternFromString("dtype");
     str_compile_spec = PyUnicode_InternFromString("_compile_spec");

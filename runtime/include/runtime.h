@@ -42,13 +42,14 @@ int rt_env_always_compile(void);
  * stderr as "[tritium] ...". Reads the environment on every call. */
 int rt_env_debug(void);
 
-/* Process-wide cache counters, incremented by the caller (which knows what happened)
+/* Process-wide cache and launch counters, incremented by the caller (which knows what happened)
  * and read by tests and the Python API. ORDER RT_STATS. */
 #define RT_STATS(X)                                                                      \
     X(COMPILE, "compiles")                                                               \
     X(DISK_HIT, "disk_hits")                                                             \
     X(MEMORY_HIT, "memory_hits")                                                         \
-    X(CORRUPT_REBUILD, "corrupt_rebuilds")
+    X(CORRUPT_REBUILD, "corrupt_rebuilds")                                                \
+    X(STREAM_LAUNCH, "streaming_launches")
 
 typedef enum RtStat {
 #define RT_STAT_ENUM(e, s) RT_STAT_##e,
@@ -192,6 +193,15 @@ int rt_kernel_load(const char *so_path, RtKernel **out);
 void rt_kernel_unload(RtKernel *k);
 /* The entry point; valid until rt_kernel_unload(). */
 RtKernelFn rt_kernel_fn(const RtKernel *k);
+/* The optional second entry "tritium_kernel_nt": the same kernel with non-temporal
+ * (streaming) stores to its outputs, for launches that store more than the cache
+ * holds (docs/runtime.md). NULL when the library has none. */
+RtKernelFn rt_kernel_fn_streaming(const RtKernel *k);
+/* Bytes a launch must store before the streaming entry pays off (rt_stream.c:
+ * TRITIUM_STREAM_STORES, default half the last-level cache; INFINITY: never). */
+double rt_stream_threshold(void);
+/* Size of the last-level data cache in bytes (sysfs; 8 MiB when unknown). */
+double rt_llc_bytes(void);
 /* The path given to rt_kernel_load; borrowed, valid until rt_kernel_unload(). */
 const char *rt_kernel_path(const RtKernel *k);
 

@@ -23,6 +23,7 @@
 struct RtKernel {
     void *handle;
     RtKernelFn fn;
+    RtKernelFn fn_nt; /* tritium_kernel_nt (streaming stores) or NULL */
     char *path;   /* as given */
     char *dlname; /* the string passed to dlopen */
     dev_t dev;
@@ -104,6 +105,8 @@ rt_kernel_load(const char *so_path, RtKernel **out)
         dlclose(k->handle);
         goto out;
     }
+    k->fn_nt = (RtKernelFn)(uintptr_t)dlsym(k->handle, "tritium_kernel_nt");
+    dlerror();
     k->next = live;
     live = k;
     rt_log("loaded %s%s%s", so_path, strcmp(k->dlname, so_path) ? " as " : "",
@@ -143,6 +146,12 @@ RtKernelFn
 rt_kernel_fn(const RtKernel *k)
 {
     return k->fn;
+}
+
+RtKernelFn
+rt_kernel_fn_streaming(const RtKernel *k)
+{
+    return k->fn_nt;
 }
 
 const char *

@@ -70,7 +70,7 @@ def main():
                   lambda x: float(x / mp.erf(x)))
     emit('erf_e', 'erf x = x E(x^2), |x| < 0.84', c, e)
     c, e = lawson(cheb(0.84, 3.92), lambda a: float(mp.log(mp.erfc(a), 2)),
-                  [lambda a, k=k: (a - 0.84) ** k for k in range(9)], lambda a: 1.0)
+                  [lambda a, k=k: (a - 0.84) ** k for k in range(6)], lambda a: float(mp.erfc(a)))
     emit('erfc_l', 'erfc a = 2^L(a - 0.84), 0.84 <= a <= 3.92', c, e)
     c, e = lawson(cheb(-0.501, 0.501), lambda r: float((mp.power(2, r) - 1) / r), powers(5),
                   lambda r: abs(r) / float(mp.power(2, r)))

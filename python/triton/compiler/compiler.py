@@ -146,6 +146,7 @@ def _store(key, jitfn, spec, stages, plan, so, replace):
         "scopes": stages["scopes"],
         "remarks": [list(r) for r in stages["remarks"]],
         "times_ms": stages["times_ms"],
+        "stream_bytes": stages.get("stream_bytes", 0),
         "target": _target(),
     }
     files = [(name + ".so", _ROLE_KERNEL, None, so), (name + ".json", _ROLE_META, json.dumps(meta, indent=1), None),
@@ -208,7 +209,8 @@ def compile_specialization(jitfn, spec, bound):
     info = KernelInfo(name, meta, files, key)
     return _C.Compiled(kernel_path, meta["plan"], name, json.dumps(meta.get("constexprs", {})),
                        int(cost.get("bytes_loaded", 0) + cost.get("bytes_stored", 0)), float(cost.get("flops16", 0)),
-                       float(cost.get("flops32", 0)), float(cost.get("flops64", 0)), meta.get("scopes", []), info)
+                       float(cost.get("flops32", 0)), float(cost.get("flops64", 0)), meta.get("scopes", []), info,
+                       stream_bytes=int(meta.get("stream_bytes", 0)))
 
 
 # ---- ahead-of-time API (upstream triton.compile) -------------------------------------------
