@@ -27,7 +27,9 @@ typedef struct CgTarget {
     char triple[64];     /* "x86_64-unknown-linux-gnu", "riscv64-unknown-linux-gnu" */
     char cpu[64];        /* "znver4", "spacemit-x60", ... */
     char features[1024]; /* "+avx512f,+fma,..." */
-    int vector_bytes;    /* widest vector register in bytes: 16, 32 or 64 */
+    int vector_bytes;    /* vector width in bytes for most kernels: 16, 32 or 64 */
+    int vector_bytes_max; /* widest vector register (>= vector_bytes): compute-bound kernels
+                             use it where it is wider (AMD Zen with AVX-512) */
 } CgTarget;
 
 typedef struct CgOptions {

@@ -268,6 +268,11 @@ typedef struct LoOptions {
 } LoOptions;
 int lo_lower_module(IrModule *m, const LoOptions *opt, char **text, size_t *len, IrCost *cost);
 
+/* The vector width to lower the module with: 'widest' when the kernel does
+ * transcendental math that the lowering expands into polynomials (compute-bound:
+ * fewer, wider instructions pay off), else 'usual' (see cg_target.c). */
+int lo_vector_bytes(IrModule *m, int usual, int widest);
+
 #ifdef __cplusplus
 }
 #endif

@@ -220,5 +220,7 @@ int lo_shape_op(LoCtx *c, IrOp *op);   /* reshape, cat, join, split, trans of ma
  * EXPM1, LOG, LOG2, LOG10, LOG1P, SIN, COS, TAN, TANH, ERF, ATAN, ASIN, ACOS,
  * SINH, COSH, ASINH, ACOSH, ATANH, CBRT, POWF, ATAN2. */
 unsigned lo_math_emit(LoBuf *b, IrOpc fn, const unsigned *args, int nargs, const char *fty);
+/* Whether lo_math_emit expands fn for f32 (the list above). */
+bool lo_math_expands(IrOpc fn);
 
 #endif /* LO_INT_H */

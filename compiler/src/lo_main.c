@@ -821,6 +821,30 @@ param_type(LoCtx *c, IrType t, char *buf, size_t cap)
     return lo_mlir_type(c, t, buf, cap);
 }
 
+static bool
+block_has_math(const IrBlock *b)
+{
+    for (const IrOp *op = b->first; op; op = op->next) {
+        if (lo_math_expands((IrOpc)op->opc))
+            return true;
+        for (uint32_t i = 0; i < op->nregs; i++)
+            if (block_has_math(op->regs[i]))
+                return true;
+    }
+    return false;
+}
+
+int
+lo_vector_bytes(IrModule *m, int usual, int widest)
+{
+    if (widest <= usual)
+        return usual;
+    for (IrFunc *f = m->funcs; f; f = f->next)
+        if (block_has_math(f->body))
+            return widest;
+    return usual;
+}
+
 int
 lo_lower_module(IrModule *m, const LoOptions *opt, char **text, size_t *len, IrCost *cost)
 {

@@ -810,6 +810,20 @@ m_pow(Em *e, unsigned x, unsigned y)
 
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
+bool
+lo_math_expands(IrOpc fn)
+{
+    switch (fn) {
+    case IR_POWF: case IR_ATAN2: case IR_EXP: case IR_EXP2: case IR_EXPM1: case IR_LOG: case IR_LOG2:
+    case IR_LOG10: case IR_LOG1P: case IR_SIN: case IR_COS: case IR_TAN: case IR_TANH: case IR_ERF:
+    case IR_ATAN: case IR_ASIN: case IR_ACOS: case IR_SINH: case IR_COSH: case IR_ASINH: case IR_ACOSH:
+    case IR_ATANH: case IR_CBRT:
+        return true;
+    default:
+        return false;
+    }
+}
+
 unsigned
 lo_math_emit(LoBuf *b, IrOpc fn, const unsigned *args, int nargs, const char *fty)
 {

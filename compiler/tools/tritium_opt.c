@@ -134,6 +134,8 @@ emit_native(const Opts *o, IrModule *m)
         return fail("%s", "code generation (cg_compile) is not linked into this build");
     if (have_cg && cg_host_target(&target) != 0)
         return fail("%s", "cannot determine the host target");
+    if (target.vector_bytes)
+        target.vector_bytes = lo_vector_bytes(m, target.vector_bytes, target.vector_bytes_max);
     LoOptions lo = {.vector_bytes = target.vector_bytes ? target.vector_bytes : 32};
     char *text = NULL;
     size_t len = 0;

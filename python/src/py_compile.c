@@ -321,7 +321,9 @@ compile(PyObject *self, PyObject *args, PyObject *kw)
     size_t tlen = 0;
     char *ttir = module_text(m, &tlen);
     double t1 = now_ms();
-    LoOptions lo = {.vector_bytes = cg_target.vector_bytes, .instrument = instrument};
+    CgTarget tgt = cg_target;
+    tgt.vector_bytes = lo_vector_bytes(m, tgt.vector_bytes, tgt.vector_bytes_max);
+    LoOptions lo = {.vector_bytes = tgt.vector_bytes, .instrument = instrument};
     char *linalg = NULL;
     size_t llen = 0;
     IrCost cost;
@@ -333,7 +335,7 @@ compile(PyObject *self, PyObject *args, PyObject *kw)
     /* a streaming-store variant when the launcher can size a launch's stores: a static
      * per-program count, and no atomics (their ordering with weakly ordered stores) */
     int stream = cost.exact && cost.bytes_stored > 0 && !cost.atomics;
-    CgOptions co = {.target = cg_target, .opt_level = 3, .want_stages = want, .stream_variant = stream};
+    CgOptions co = {.target = tgt, .opt_level = 3, .want_stages = want, .stream_variant = stream};
     CgResult res;
     memset(&res, 0, sizeof res);
     int rc, crash = 0, forked = fork_enabled();
