@@ -14,9 +14,11 @@
  * kernel itself (the root of the address is not an alloca or a call, i.e. not
  * a stack or heap temporary) !nontemporal, ends the entry with an sfence on x86
  * (non-temporal stores are weakly ordered; the fence makes them visible before
- * the launch's barrier), and links the clone back into the module. LLVM turns
- * the marked stores into vmovntps when aligned, movntsd/movnti otherwise; on
- * RISC-V into Zihintntl-hinted stores where the target has them.
+ * the launch's barrier), and links the clone back into the module. On x86 a
+ * vector store aligned below its size gets a run-time alignment test choosing
+ * between an aligned vmovntps and the plain cached store (guard_alignment); on
+ * RISC-V the marked stores become Zihintntl-hinted stores where the target has
+ * them.
  */
 #include "cg_int.h"
 
@@ -65,13 +67,94 @@ outside_memory(Walk *w, LLVMValueRef p, int depth)
     return 0;
 }
 
-/* Marks the function's stores into outside memory non-temporal; returns how many. */
+/* Bytes of a vector store's value when its alignment is below that size
+ * (x86 has no unaligned vector non-temporal store: LLVM would split it into
+ * 8-byte movntsd/movnti pieces plus shuffles, which costs compute-bound kernels
+ * a third of their speed), else 0. */
+static unsigned
+underaligned_vector_bytes(LLVMTargetDataRef td, LLVMValueRef store)
+{
+    LLVMTypeRef ty = LLVMTypeOf(LLVMGetOperand(store, 0));
+    if (LLVMGetTypeKind(ty) != LLVMVectorTypeKind)
+        return 0;
+    unsigned long long bytes = LLVMStoreSizeOfType(td, ty);
+    if (bytes < 16 || bytes > 64 || (bytes & (bytes - 1)) || LLVMGetAlignment(store) >= bytes)
+        return 0;
+    return (unsigned)bytes;
+}
+
+/* Redirects every edge into bb to head. */
+static void
+retarget_edges(LLVMValueRef f, LLVMBasicBlockRef bb, LLVMBasicBlockRef head)
+{
+    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b)) {
+        LLVMValueRef t = LLVMGetBasicBlockTerminator(b);
+        if (!t || b == head)
+            continue;
+        unsigned n = LLVMGetNumSuccessors(t);
+        for (unsigned i = 0; i < n; i++)
+            if (LLVMGetSuccessor(t, i) == bb)
+                LLVMSetSuccessor(t, i, head);
+    }
+}
+
+/* Turns the under-aligned vector store s (in block bb) into
+ *     head:  <bb's instructions before s>; br (addr % bytes == 0), %nt, %plain
+ *     nt:    store, align bytes, !nontemporal; br %bb
+ *     plain: store (cached, as before); br %bb
+ *     bb:    <bb's instructions after s>
+ * Every edge into bb now enters head; head keeps bb's phis, and bb keeps its
+ * name and terminator, so a loop's back edge from bb still matches the phis.
+ * The branch goes the same way for a whole array in practice (outputs are
+ * aligned or not), so it predicts perfectly. */
+static void
+guard_alignment(LLVMValueRef f, LLVMValueRef s, unsigned bytes, unsigned kind)
+{
+    LLVMBasicBlockRef bb = LLVMGetInstructionParent(s);
+    LLVMContextRef c = LLVMGetModuleContext(LLVMGetGlobalParent(f));
+    LLVMBasicBlockRef head = LLVMInsertBasicBlockInContext(c, bb, "nt.head");
+    LLVMBasicBlockRef nt = LLVMInsertBasicBlockInContext(c, bb, "nt.aligned");
+    LLVMBasicBlockRef plain = LLVMInsertBasicBlockInContext(c, bb, "nt.unaligned");
+    retarget_edges(f, bb, head);
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
+    LLVMPositionBuilderAtEnd(b, head);
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in != s;) {
+        LLVMValueRef next = LLVMGetNextInstruction(in);
+        LLVMInstructionRemoveFromParent(in);
+        LLVMInsertIntoBuilder(b, in);
+        in = next;
+    }
+    LLVMTypeRef i64 = LLVMInt64TypeInContext(c);
+    LLVMValueRef addr = LLVMBuildPtrToInt(b, LLVMGetOperand(s, 1), i64, "nt.addr");
+    LLVMValueRef low = LLVMBuildAnd(b, addr, LLVMConstInt(i64, bytes - 1, 0), "nt.low");
+    LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntEQ, low, LLVMConstInt(i64, 0, 0), "nt.ok");
+    LLVMBuildCondBr(b, ok, nt, plain);
+
+    LLVMValueRef md = LLVMGetMetadata(s, kind);
+    LLVMInstructionRemoveFromParent(s);
+    LLVMPositionBuilderAtEnd(b, plain);
+    LLVMInsertIntoBuilder(b, s);
+    LLVMSetMetadata(s, kind, NULL);
+    LLVMBuildBr(b, bb);
+
+    LLVMPositionBuilderAtEnd(b, nt);
+    LLVMValueRef a = LLVMBuildStore(b, LLVMGetOperand(s, 0), LLVMGetOperand(s, 1));
+    LLVMSetAlignment(a, bytes);
+    LLVMSetMetadata(a, kind, md);
+    LLVMBuildBr(b, bb);
+    LLVMDisposeBuilder(b);
+}
+
+/* Marks the function's stores into outside memory non-temporal; returns how
+ * many. With td (x86), under-aligned vector stores get an alignment guard. */
 static int
-mark_stores(LLVMValueRef f, LLVMValueRef one)
+mark_stores(LLVMValueRef f, LLVMValueRef one, LLVMTargetDataRef td)
 {
     LLVMContextRef c = LLVMGetModuleContext(LLVMGetGlobalParent(f));
     unsigned kind = LLVMGetMDKindIDInContext(c, "nontemporal", 11);
-    int n = 0;
+    LLVMValueRef guard[256];
+    unsigned gbytes[256];
+    int n = 0, ng = 0;
     for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
         for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
             if (!LLVMIsAStoreInst(in) || LLVMGetVolatile(in) || LLVMGetOrdering(in) != LLVMAtomicOrderingNotAtomic)
@@ -81,7 +164,14 @@ mark_stores(LLVMValueRef f, LLVMValueRef one)
                 continue;
             LLVMSetMetadata(in, kind, one);
             n++;
+            unsigned bytes = td ? underaligned_vector_bytes(td, in) : 0;
+            if (bytes && ng < 256) {
+                guard[ng] = in;
+                gbytes[ng++] = bytes;
+            }
         }
+    for (int i = 0; i < ng; i++)
+        guard_alignment(f, guard[i], gbytes[i], kind);
     return n;
 }
 
@@ -113,6 +203,7 @@ cg_stream_add(LLVMModuleRef m, const CgTarget *t, CgStr *err)
     LLVMMetadataRef one_i32 = LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), 1, 0));
     LLVMValueRef one_md = LLVMMetadataAsValue(c, LLVMMDNodeInContext2(c, &one_i32, 1));
     int marked = 0;
+    LLVMTargetDataRef td = cg_target_is_riscv(t) ? NULL : LLVMGetModuleDataLayout(v);
     for (LLVMValueRef f = LLVMGetFirstFunction(v); f; f = LLVMGetNextFunction(f)) {
         if (LLVMIsDeclaration(f))
             continue;
@@ -121,7 +212,7 @@ cg_stream_add(LLVMModuleRef m, const CgTarget *t, CgStr *err)
         char nn[256];
         snprintf(nn, sizeof nn, "%.*s_nt", (int)len, name);
         LLVMSetValueName2(f, nn, strlen(nn));
-        marked += mark_stores(f, one_md);
+        marked += mark_stores(f, one_md, td);
     }
     LLVMValueRef entry = LLVMGetNamedFunction(v, CG_ENTRY_SYMBOL_NT);
     if (!entry) {
