@@ -103,6 +103,18 @@ int cg_llvm_finish(LLVMModuleRef m, const CgSig *sig, const CgOptions *o, CgResu
  * Returns the number of such stores (0: no variant added) or -1 with err. */
 int cg_stream_add(LLVMModuleRef m, const CgTarget *t, CgStr *err);
 
+/* ---- cg_cfg.c / cg_cold.c -------------------------------------------------- */
+
+/* Inserts an empty block before bb and points every edge into bb at it; the
+ * caller moves bb's leading instructions (phis first) into it and ends it with
+ * a branch. Edges out of bb keep naming bb, so a loop's back edge from bb still
+ * matches the phis that move. */
+LLVMBasicBlockRef cg_block_split_head(LLVMValueRef f, LLVMBasicBlockRef bb, const char *name);
+/* Moves the cold regions the lowering marked (lo_math.c) behind a branch on
+ * "any lane needs it" and removes the markers; run before optimising. Returns
+ * the number of regions moved. */
+int cg_cold_branch(LLVMModuleRef m);
+
 /* ---- cg_link.c -------------------------------------------------------------- */
 
 /* Links obj into a shared library at so_path (temporary file then rename).

@@ -83,21 +83,6 @@ underaligned_vector_bytes(LLVMTargetDataRef td, LLVMValueRef store)
     return (unsigned)bytes;
 }
 
-/* Redirects every edge into bb to head. */
-static void
-retarget_edges(LLVMValueRef f, LLVMBasicBlockRef bb, LLVMBasicBlockRef head)
-{
-    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b)) {
-        LLVMValueRef t = LLVMGetBasicBlockTerminator(b);
-        if (!t || b == head)
-            continue;
-        unsigned n = LLVMGetNumSuccessors(t);
-        for (unsigned i = 0; i < n; i++)
-            if (LLVMGetSuccessor(t, i) == bb)
-                LLVMSetSuccessor(t, i, head);
-    }
-}
-
 /* Turns the under-aligned vector store s (in block bb) into
  *     head:  <bb's instructions before s>; br (addr % bytes == 0), %nt, %plain
  *     nt:    store, align bytes, !nontemporal; br %bb
@@ -112,10 +97,9 @@ guard_alignment(LLVMValueRef f, LLVMValueRef s, unsigned bytes, unsigned kind)
 {
     LLVMBasicBlockRef bb = LLVMGetInstructionParent(s);
     LLVMContextRef c = LLVMGetModuleContext(LLVMGetGlobalParent(f));
-    LLVMBasicBlockRef head = LLVMInsertBasicBlockInContext(c, bb, "nt.head");
+    LLVMBasicBlockRef head = cg_block_split_head(f, bb, "nt.head");
     LLVMBasicBlockRef nt = LLVMInsertBasicBlockInContext(c, bb, "nt.aligned");
     LLVMBasicBlockRef plain = LLVMInsertBasicBlockInContext(c, bb, "nt.unaligned");
-    retarget_edges(f, bb, head);
     LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
     LLVMPositionBuilderAtEnd(b, head);
     for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in != s;) {

@@ -13,9 +13,10 @@
  * instruction on AVX2/AVX-512/RVV; a libm fmaf call on x86 without FMA).
  * Accuracy (tests/unit/test_lo_math.c, against libm in double): exp, exp2, log,
  * log2 <= 2 ulp (measured <= 1); the others <= 4 ulp (measured <= 3) over their
- * normal domains. sin/cos/tan use a two-round Cody-Waite reduction with pi/2 in
- * three f32 parts: <= 4 ulp for |x| <= 1e5, within 1e-3 absolute up to |x| = 1e9
- * (tested; ~4e-4 at 1e11); beyond that the result is finite but not meaningful.
+ * normal domains, sin/cos/tan over all floats: a two-round Cody-Waite reduction
+ * with pi/2 in three f32 parts below 2^16, a table-free Payne-Hanek reduction in
+ * f64 above, emitted as a cold region (trig_reduce_any; cg_cold.c branches
+ * around it when no lane of a vector needs it).
  * powf works in f64 internally.
  * f64 is not expanded (returns 0): the caller emits math.* and libm does it.
  */
@@ -464,6 +465,83 @@ trig_reduce(Em *e, unsigned x, unsigned *q)
     return clamp_hi(e, clamp_lo(e, t, kf(e, -0.9f)), kf(e, 0.9f));
 }
 
+/* 1/(2 pi) in 24-bit pieces, piece k scaled by 2^-24(k+1) - 2: each product
+ * with an f32 (24-bit significand) is exact in f64. */
+static const double inv_2pi_24[8] = {
+    0x1.45f306p-3, 0x1.b93910p-28, 0x1.529fc0p-54, 0x1.3abe88p-77,
+    0x1.ea69bap-99, 0x1.81b6c4p-123, 0x1.2b3278p-147, 0x1.0e4104p-172,
+};
+
+/* t - rint(t): t mod 1 in [-1/2, 1/2], exact in f64 */
+static unsigned
+frac_d(Em *d, unsigned t)
+{
+    return sub(d, t, rint_(d, t));
+}
+
+/* The markers of a cold region (contract in lo_int.h, consumed by cg_cold.c):
+ * math.fma(v, 1, -0) = v on the way in, math.fma(v, -1, -0) = -v on the way out. */
+static unsigned
+cold_in(Em *e, unsigned v)
+{
+    return fma_exact(e, v, kF(e, 1.0), kF(e, -0.0));
+}
+
+static unsigned
+cold_out(Em *e, unsigned v)
+{
+    return fneg(e, fma_exact(e, v, kF(e, -1.0), kF(e, -0.0)));
+}
+
+/* Payne-Hanek style reduction for any finite f32 x, in f64 and without tables:
+ * x / (2 pi) mod 1 (in turns) as a sum of x * piece_k mod 1 (each product exact,
+ * so each term exact). Six pieces per lane: 0..5 below 2^73, 2..7 from there on,
+ * where the products with pieces 0 and 1 are whole turns (x = M 2^s, s >= 50).
+ * The neglected tail is below 2^-66; the terms are summed in pairs reduced back
+ * to [-1/2, 1/2] so that the roundings stay within a few 2^-54. Then quarter
+ * turns: j = rint(4 sum), r = (4 sum - j) pi/2, quadrant j mod 4.
+ * x = 0 gives r = 0, q = 0: the contract of a cold region. */
+static unsigned
+trig_reduce_large(Em *e, unsigned x, unsigned *q)
+{
+    Em d = {e->b, "f64", "i64"};
+    unsigned hi = fcmp(e, "oge", fabs_(e, x), kf(e, 0x1p73f));
+    unsigned xd = lo_emit(e->b, "arith.extf %%v%u : f32 to f64", x);
+    unsigned t[6];
+    for (int k = 0; k < 6; k++) {
+        unsigned piece = sel(&d, hi, kd(&d, inv_2pi_24[k + 2]), kd(&d, inv_2pi_24[k]), "f64");
+        t[k] = mul(&d, xd, piece);
+        if (k < 4)
+            t[k] = frac_d(&d, t[k]);
+    }
+    unsigned acc = frac_d(&d, add(&d, frac_d(&d, add(&d, t[0], t[1])), frac_d(&d, add(&d, t[2], t[3]))));
+    acc = mul(&d, add(&d, acc, add(&d, t[4], t[5])), kd(&d, 4.0));
+    unsigned j = rint_(&d, acc);
+    unsigned f = sub(&d, acc, j);
+    unsigned jq = lo_emit(e->b, "arith.fptosi %%v%u : f64 to i32", j);
+    *q = i2f(e, ibin(e, "andi", jq, ki(e, 3)));
+    unsigned r = mul(&d, f, kd(&d, 0x1.921fb54442d18p0));
+    return lo_emit(e->b, "arith.truncf %%v%u : f64 to f32", r);
+}
+
+/* r and the quadrant for any finite x: Cody-Waite below 2^16, the table-free
+ * Payne-Hanek reduction above, as a cold region: it runs only for vectors with
+ * a lane that needs it (cg_cold.c), the others see r = q = 0 there and select
+ * the Cody-Waite values. */
+static unsigned
+trig_reduce_any(Em *e, unsigned x, unsigned *q)
+{
+    unsigned qs, qbf;
+    unsigned rs = trig_reduce(e, x, &qs);
+    unsigned big = fcmp(e, "oge", fabs_(e, x), kf(e, 0x1p16f));
+    unsigned xin = cold_in(e, fsel(e, big, x, kf(e, 0.0f)));
+    unsigned rb = trig_reduce_large(e, xin, &qbf);
+    rb = cold_out(e, rb);
+    unsigned qb = f2i(e, cold_out(e, qbf));
+    *q = isel(e, big, qb, qs);
+    return fsel(e, big, rb, rs);
+}
+
 static void
 sincos_poly(Em *e, unsigned r, unsigned *s, unsigned *c)
 {
@@ -478,7 +556,7 @@ m_sincos(Em *e, unsigned x, int cos_shift)
 {
     unsigned fin = is_finite(e, x);
     unsigned xs = fsel(e, fin, x, kf(e, 0.0f));
-    unsigned q, r = trig_reduce(e, xs, &q);
+    unsigned q, r = trig_reduce_any(e, xs, &q);
     unsigned s, c;
     sincos_poly(e, r, &s, &c);
     if (cos_shift)
@@ -497,7 +575,7 @@ m_tan(Em *e, unsigned x)
 {
     unsigned fin = is_finite(e, x);
     unsigned xs = fsel(e, fin, x, kf(e, 0.0f));
-    unsigned q, r = trig_reduce(e, xs, &q);
+    unsigned q, r = trig_reduce_any(e, xs, &q);
     unsigned s, c;
     sincos_poly(e, r, &s, &c);
     unsigned odd = icmp(e, "ne", ibin(e, "andi", q, ki(e, 1)), ki(e, 0));

@@ -358,9 +358,41 @@ out:
     return rc;
 }
 
+/* ---- trig: sin and cos, ordinary and huge arguments ---------------------------------- */
+
+static int
+cgt_run_trig(CgtEntry fn, char *msg, size_t cap)
+{
+    int rc = 0, n = 3001, block = 512;
+    float *x = cgt_buf(n, 0);
+    float *o[2] = {cgt_buf(n + 16, CGT_GUARD), cgt_buf(n + 16, CGT_GUARD)};
+    cgt_fill(x, n, 5, -100, 100);
+    /* the first 1024 lanes all huge (every vector takes the cold region), then
+     * one huge lane in every 37 (some vectors do), the rest ordinary (skipped) */
+    for (int i = 0; i < n; i++)
+        if (i < 1024 || i % 37 == 0)
+            x[i] = ldexpf(x[i] / 100.0f + 1.5f, 17 + (i * 7) % 110) * (i & 1 ? -1.0f : 1.0f);
+    uint64_t args[4] = {cgt_ptr(x), cgt_ptr(o[0]), cgt_ptr(o[1]), cgt_i32(n)};
+    cgt_grid(fn, args, (n + block - 1) / block, 1);
+    for (int i = 0; i < n; i++) {
+        double want[2] = {sin((double)x[i]), cos((double)x[i])};
+        for (int k = 0; k < 2; k++)
+            if (!cgt_close(o[k][i], want[k], 0, 5e-7))
+                CGT_FAIL("trig: out%d[%d] (x=%g) = %.9g, want %.9g", k, i, x[i], o[k][i], want[k]);
+    }
+    for (int k = 0; k < 2; k++)
+        for (int i = n; i < n + 16; i++)
+            if (o[k][i] != CGT_GUARD)
+                CGT_FAIL("trig: guard out%d[%d] overwritten", k, i);
+out:
+    free(x), free(o[0]), free(o[1]);
+    return rc;
+}
+
 static const CgtSample cgt_samples[] = {
     {"vadd", "vec", cgt_run_vadd},
     {"gelu", "vec", cgt_run_gelu},
+    {"trig", "vec", cgt_run_trig},
     {"bcast2d", "vec", cgt_run_bcast2d},
     {"rowsum", "vec", cgt_run_rowsum},
     {"fullsum", "vec", cgt_run_fullsum},
