@@ -1,7 +1,8 @@
 /*
  * test_cli.c — unit tests for proton-cli's library (viewers/, linked from libcli.a):
  * JSON loading limits, the .hatchet and trace readers, the inclusive-metric rule, metric
- * specs, filters, escaping for HTML, the .hatchet printer and tree merging.
+ * specs, filters, escaping for HTML, the .hatchet printer, tree and trace merging, and
+ * diff's handling of missing values.
  * Golden tests of the whole tool live in tests/viewers/ (run.sh).
  */
 #include <setjmp.h>
@@ -36,14 +37,22 @@ load_error(const char *text, CliErr *e)
     return p ? NULL : e->msg;
 }
 
+/* Node at "ROOT/a/b" (names joined with '/' here, whatever the tool prints). */
 static CliNode *
 find(CliProfile *p, const char *path)
 {
     for (CliNode *n = p->root; n; n = cli_node_next_preorder(n, p->root)) {
-        char *s = cli_node_path_dup(n);
-        int eq = strcmp(s, path) == 0;
-        free(s);
-        if (eq)
+        char buf[1024] = "";
+        const CliNode *chain[64];
+        int k = 0;
+        for (const CliNode *m = n; m && k < 64; m = m->parent)
+            chain[k++] = m;
+        while (k-- > 0) {
+            strncat(buf, chain[k]->name, sizeof buf - strlen(buf) - 2);
+            if (k)
+                strcat(buf, "/");
+        }
+        if (strcmp(buf, path) == 0)
             return n;
     }
     return NULL;
@@ -258,6 +267,174 @@ test_trace_errors(void **state)
     assert_non_null(strstr(load_error("{\"events\": []}", &e), "traceEvents"));
 }
 
+/* A one-event trace whose kernel args (or top-level fields) are 'extra'. */
+static const char *
+kernel_error(const char *args, const char *top, CliErr *e)
+{
+    static char text[1024];
+    snprintf(text, sizeof text,
+             "{%s\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\","
+             " \"pid\": 1, \"tid\": 0, \"ts\": 1, \"dur\": 2, \"args\": {%s}}]}",
+             top, args);
+    return load_error(text, e);
+}
+
+static void
+test_trace_wrong_types(void **state)
+{
+    CliErr e;
+    /* what the audit of issue 4 found accepted */
+    assert_string_equal(kernel_error("\"call_stack\": [\"ROOT\", 1, {}]", "", &e),
+                        "t: traceEvents[0].args.call_stack[1] is not a string");
+    assert_string_equal(kernel_error("\"counters\": [1, 2]", "", &e),
+                        "t: traceEvents[0].args.counters is not an object");
+    assert_string_equal(kernel_error("\"programs\": \"x\"", "", &e),
+                        "t: traceEvents[0].args.programs is not a number");
+    assert_string_equal(kernel_error("", "\"baseTimeNanoseconds\": \"x\", ", &e),
+                        "t: baseTimeNanoseconds is not a number");
+    assert_string_equal(kernel_error("", "\"baseTimeNanoseconds\": 1e30, ", &e),
+                        "t: baseTimeNanoseconds is out of range (0 to 2^64-1)");
+    assert_string_equal(load_error("{\"traceEvents\": [{\"ph\": \"X\", \"pid\": 1e300, \"ts\": 0, "
+                                   "\"dur\": 1}]}", &e),
+                        "t: traceEvents[0].pid is out of range (0 to 2^32-1)");
+    assert_string_equal(load_error("{\"traceEvents\": [{\"ph\": \"C\", \"pid\": [1]}]}", &e),
+                        "t: traceEvents[0].pid is not a number or string");
+    /* integers, ranges, nested fields */
+    assert_non_null(strstr(kernel_error("\"threads\": 2.5", "", &e), "threads is not an integer"));
+    assert_non_null(strstr(kernel_error("\"bytes\": -1", "", &e), "bytes is out of range"));
+    assert_non_null(strstr(kernel_error("\"counters\": {\"cycles\": true}", "", &e),
+                           "args.counters.cycles is not a number"));
+    assert_non_null(strstr(kernel_error("\"metrics\": {\"flops\": []}", "", &e),
+                           "args.metrics.flops is not a number or string"));
+    assert_non_null(strstr(kernel_error("\"user\": 1e30", "", &e), "args.user is out of range"));
+    assert_non_null(strstr(kernel_error("", "\"otherData\": {\"cpu_model\": 3}, ", &e),
+                           "otherData.cpu_model is not a string"));
+    assert_non_null(strstr(load_error("{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1e16, \"dur\": 1}]}",
+                                      &e), "ts is out of range"));
+    /* null is absent; fields nothing reads are not checked */
+    CliProfile *p = load("{\"baseTimeNanoseconds\": null, \"traceEvents\": [{\"ph\": \"X\","
+                         " \"cat\": \"kernel\", \"name\": \"k\", \"pid\": null, \"ts\": 1, \"dur\": 2,"
+                         " \"args\": {\"bytes\": null, \"grid\": \"any\", \"constexprs\": 7,"
+                         " \"note\": \"text\"}}]}");
+    assert_non_null(p);
+    assert_int_equal(p->has_base, 0);
+    assert_string_equal(p->threads[0].pid, "0");
+    cli_profile_destroy(p);
+}
+
+static const char *counters_trace =
+    "{\"traceEvents\": ["
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"tid\": 0, \"ts\": 0, \"dur\": 100,"
+    " \"args\": {\"counters\": {\"cycles\": 1000, \"instructions\": 2500}}},"
+    "{\"ph\": \"X\", \"cat\": \"scope\", \"name\": \"s\", \"tid\": 1, \"ts\": 10, \"dur\": 50,"
+    " \"args\": {\"kernel\": \"k\", \"counters\": {\"cycles\": 400, \"instructions\": 300}}},"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"tid\": 0, \"ts\": 200, \"dur\": 100,"
+    " \"args\": {\"counters\": {\"cycles\": 1000, \"instructions\": 1500}}},"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"plain\", \"tid\": 0, \"ts\": 400, \"dur\": 1}]}";
+
+static void
+test_trace_counters_ipc(void **state)
+{
+    CliProfile *p = load(counters_trace);
+    int missing;
+    assert_non_null(p);
+    /* (2500 + 1500) / (1000 + 1000); the in-kernel scope has its own counters */
+    assert_float_equal(value_at(p, "ipc", "ROOT/k", NULL), 2.0, 1e-12);
+    assert_float_equal(value_at(p, "instructions", "ROOT/k", NULL), 4000, 0);
+    assert_float_equal(value_at(p, "ipc", "ROOT/k/s", NULL), 0.75, 1e-12);
+    assert_float_equal(value_at(p, "ipc", "ROOT", &missing), 2.0, 1e-12);
+    assert_int_equal(missing, 0);
+    assert_true(isnan(value_at(p, "ipc", "ROOT/plain", NULL))); /* missing, not 0 */
+    cli_profile_destroy(p);
+}
+
+static void
+test_path_separator_is_unambiguous(void **state)
+{
+    CliProfile *p = cli_profile_create("t", CLI_KIND_HATCHET);
+    CliNode *a = cli_node_child(p, p->root, "/x.py:1@<module>");
+    CliNode *b = cli_node_child(p, a, "a > b");
+    CliNode *c = cli_node_child(p, b, "c\\ >");
+    char *s = cli_node_path_dup(c);
+    assert_string_equal(s, "ROOT > /x.py:1@<module> > a \\> b > c\\\\ \\>");
+    free(s);
+    cli_profile_destroy(p);
+    assert_string_equal(cli_heat_color(NAN, 0, 1), "\033[2m"); /* missing: dim, not "low" */
+    assert_string_not_equal(cli_heat_color(0, 0, 1), "\033[2m");
+}
+
+/* Merges two texts; NULL with e set on failure. */
+static cJSON *
+merge_two(const char *a, const char *b, int hatchet, CliErr *e)
+{
+    CliMergeIn in[2] = {{"x/a.json", a, strlen(a)}, {"y/b.json", b, strlen(b)}};
+    return cli_merge_mem(in, 2, hatchet, e);
+}
+
+static void
+test_merge_traces(void **state)
+{
+    CliErr e;
+    const char *a = "{\"baseTimeNanoseconds\": 1764500000000001001, \"traceEvents\": ["
+                    "{\"ph\": \"X\", \"name\": \"k\", \"pid\": 5, \"ts\": 1, \"dur\": 1}]}";
+    const char *b = "{\"baseTimeNanoseconds\": 1764500000000000001, \"traceEvents\": ["
+                    "{\"ph\": \"X\", \"name\": \"k\", \"pid\": 6, \"ts\": 1, \"dur\": 1}]}";
+    cJSON *m = merge_two(a, b, 0, &e);
+    assert_non_null(m);
+    cJSON *ev = cJSON_GetArrayItem(cJSON_GetObjectItem(m, "traceEvents"), 0);
+    assert_float_equal(cJSON_GetObjectItem(ev, "ts")->valuedouble, 2.0, 1e-9); /* +1000 ns */
+    assert_float_equal(cJSON_GetObjectItem(ev, "pid")->valuedouble, 5, 0);   /* pids kept */
+    cJSON_Delete(m);
+    /* a string pid anywhere: every pid renumbered, so none can meet another */
+    const char *c = "{\"traceEvents\": [{\"ph\": \"i\", \"pid\": \"gpu\"}, {\"ph\": \"i\"}]}";
+    m = merge_two(c, b, 0, &e);
+    assert_non_null(m);
+    char *s = cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "otherData"), "merged_from"));
+    assert_string_equal(s, "[{\"file\":\"a.json\",\"shift_us\":0,\"pids\":[1,2]},"
+                           "{\"file\":\"b.json\",\"shift_us\":0,\"pids\":[3]}]");
+    free(s);
+    cJSON_Delete(m);
+    /* bad inputs are errors, not silently dropped fields */
+    assert_null(merge_two("{\"baseTimeNanoseconds\": \"x\", \"traceEvents\": []}", b, 0, &e));
+    assert_string_equal(e.msg, "x/a.json: baseTimeNanoseconds is not a number");
+    assert_null(merge_two("{\"baseTimeNanoseconds\": 18000000000000000000, \"traceEvents\": [{\"ph\": \"i\"}, "
+                          "{\"ph\": \"i\", \"ts\": 0}]}", "{\"baseTimeNanoseconds\": 0, \"traceEvents\": []}",
+                          0, &e));
+    assert_string_equal(e.msg, "x/a.json: traceEvents[1].ts is out of range once shifted by "
+                               "18000000000000000.000 us onto the common clock");
+    assert_null(merge_two(hatchet_text, b, 0, &e));
+    assert_non_null(strstr(e.msg, "is a .hatchet tree"));
+    /* into a tree: a trace is aggregated first */
+    m = merge_two(hatchet_text, counters_trace, 1, &e);
+    assert_non_null(m);
+    CliProfile *p = cli_profile_from_json(m, "merged", &e);
+    assert_non_null(p);
+    assert_float_equal(value_at(p, "ipc", "ROOT/b.json/k", NULL), 2.0, 1e-12);
+    cli_profile_destroy(p);
+    cJSON_Delete(m);
+}
+
+static void
+test_diff_missing_is_not_a_change(void **state)
+{
+    CliProfile *a = load(counters_trace), *b = load(trace_text);
+    CliDiffOpts o = {.v.depth = 100, .fmt = CLI_FMT_CSV};
+    CliErr e;
+    CliBuf out = {0};
+    int missing[2];
+    assert_int_equal(cli_metric_parse("ipc", &o.m, &e), 0);
+    cli_diff_render(a, b, &o, &out, missing);
+    assert_int_equal(missing[0], 0);
+    assert_int_equal(missing[1], 1);
+    /* ROOT and k are in both files but NEW has no ipc: no delta, ratio or mark */
+    assert_non_null(strstr(out.s, "\r\n\"ROOT\",2,,,,\r\n"));
+    assert_non_null(strstr(out.s, "\r\n\"k\",2,,,,\r\n"));
+    assert_non_null(strstr(out.s, "\r\n\"k > s\",0.75,,-0.75,,base\r\n")); /* only in BASE: to 0 */
+    cli_buf_fini(&out);
+    cli_profile_destroy(a);
+    cli_profile_destroy(b);
+}
+
 /* ---- metric specs, filters, names ---- */
 
 static void
@@ -463,6 +640,11 @@ main(void)
         cmocka_unit_test(test_scope_metric_aliases),
         cmocka_unit_test(test_trace_aggregation),
         cmocka_unit_test(test_trace_errors),
+        cmocka_unit_test(test_trace_wrong_types),
+        cmocka_unit_test(test_trace_counters_ipc),
+        cmocka_unit_test(test_path_separator_is_unambiguous),
+        cmocka_unit_test(test_merge_traces),
+        cmocka_unit_test(test_diff_missing_is_not_a_change),
         cmocka_unit_test(test_metric_parse),
         cmocka_unit_test(test_regex_is_anchored_like_re_match),
         cmocka_unit_test(test_view_filters),

@@ -4,8 +4,10 @@
 Drives Debian's chromium over the DevTools protocol (--remote-debugging-pipe, Python
 standard library only) and checks, per page: no console errors or uncaught exceptions,
 the script ran (body[data-ready]), the icicle view, table, timeline (traces) and roofline
-(when expected) are present and non-empty; then the same page with JavaScript disabled
-still shows the table. A full-page screenshot of each goes to tests/out/<name>.png.
+(when expected) are present and non-empty; hovering an icicle cell (real mouse events)
+shows its details with the node's name; clicking the Name and Time table headers sorts
+the rows; then the same page with JavaScript disabled still shows the table. A
+full-page screenshot of each (taken before the mouse moves) goes to tests/out/<name>.png.
 
 usage: browser_test.py OUTDIR PAGE.html[:timeline][:roofline] ...
 Exit status 0 when every page passes; prints one line per check.
@@ -136,6 +138,101 @@ def open_page(c, path, js=True):
     return s, t["targetId"], json.loads(res["result"]["value"])
 
 
+# A flame cell wide enough to carry its name, preferably below ROOT, that is really the
+# element at its own centre; scrolled into view. Returns its name and where to point.
+FLAME_CELL_JS = """(function () {
+  var cells = Array.prototype.filter.call(document.querySelectorAll('#flame .fl'), function (d) {
+    return d.textContent && d.getBoundingClientRect().width > 30;
+  });
+  cells.sort(function (a, b) { return (a.style.top === '0px') - (b.style.top === '0px'); });
+  for (var i = 0; i < cells.length; i++) {
+    cells[i].scrollIntoView({block: 'center'});
+    var r = cells[i].getBoundingClientRect(), x = r.left + Math.min(r.width / 2, 40), y = r.top + r.height / 2;
+    if (document.elementFromPoint(x, y) === cells[i])
+      return JSON.stringify({name: cells[i].textContent, x: x, y: y});
+  }
+  return 'null';
+})()"""
+
+TIP_JS = """JSON.stringify({shown: !document.getElementById('tip').hidden,
+  title: (document.querySelector('#tip b') || {}).textContent || '',
+  text: document.getElementById('tip').textContent})"""
+
+# Where the header cell of column COL is on screen (scrolled into view).
+HEADER_JS = """(function (col) {
+  var th = document.querySelectorAll('#nodes thead th')[col];
+  th.scrollIntoView({block: 'center'});
+  var r = th.getBoundingClientRect();
+  return JSON.stringify({x: r.left + r.width / 2, y: r.top + r.height / 2, text: th.textContent});
+})(%d)"""
+
+# Column COL of every body row: the text and the data-v attribute, and the header's class.
+COLUMN_JS = """(function (col) {
+  var rows = document.querySelectorAll('#nodes tbody tr');
+  return JSON.stringify({cls: document.querySelectorAll('#nodes thead th')[col].className,
+    cells: Array.prototype.map.call(rows, function (tr) {
+      return [tr.cells[col].textContent, tr.cells[col].getAttribute('data-v')]; }),
+    sorted: Array.prototype.map.call(rows, function (tr) { return tr.cells[col].textContent; })
+      .sort(function (a, b) { return a.localeCompare(b); })});
+})(%d)"""
+
+
+def evaluate(c, s, expr):
+    r = c.send("Runtime.evaluate", {"expression": expr, "returnByValue": True}, session=s)
+    return json.loads(r["result"]["value"])
+
+
+def mouse(c, s, kind, x, y):
+    p = {"type": kind, "x": x, "y": y}
+    if kind != "mouseMoved":
+        p.update(button="left", clickCount=1)
+    c.send("Input.dispatchMouseEvent", p, session=s)
+
+
+def check_hover(c, s):
+    """Points at a flame cell: the tooltip must show up with that node's name."""
+    cell = evaluate(c, s, FLAME_CELL_JS)
+    if not cell:
+        return ["no flame cell to hover"], "-"
+    mouse(c, s, "mouseMoved", cell["x"], cell["y"])
+    time.sleep(0.1)
+    tip = evaluate(c, s, TIP_JS)
+    if not tip["shown"]:
+        return [f"hovering {cell['name']!r} shows no details"], cell["name"]
+    if tip["title"] != cell["name"] or "path:" not in tip["text"]:
+        return [f"hover details of {cell['name']!r} read {tip['text'][:80]!r}"], cell["name"]
+    return [], cell["name"]
+
+
+def click_header(c, s, col):
+    h = evaluate(c, s, HEADER_JS % col)
+    mouse(c, s, "mousePressed", h["x"], h["y"])
+    mouse(c, s, "mouseReleased", h["x"], h["y"])
+    time.sleep(0.1)
+    return h["text"]
+
+
+def check_sorting(c, s):
+    """Clicks the Name header (text: ascending) and the Time header (numbers: largest
+    first, missing last): the rows must come out in that order, and move when they
+    were not in it before."""
+    problems = []
+    before = evaluate(c, s, COLUMN_JS % 0)
+    name = click_header(c, s, 0)
+    after = evaluate(c, s, COLUMN_JS % 0)
+    texts = [x[0] for x in after["cells"]]
+    if texts != after["sorted"] or "asc" not in after["cls"]:
+        problems.append(f"clicking {name!r} did not sort the rows by name")
+    elif [x[0] for x in before["cells"]] == texts and before["sorted"] != [x[0] for x in before["cells"]]:
+        problems.append(f"clicking {name!r} did not move any row")
+    name = click_header(c, s, 3)
+    vals = [x[1] for x in evaluate(c, s, COLUMN_JS % 3)["cells"]]
+    nums = [float(v) for v in vals if v != ""]
+    if vals[:len(nums)] != [v for v in vals if v != ""] or nums != sorted(nums, reverse=True):
+        problems.append(f"clicking {name!r} did not sort the rows by time, largest first")
+    return problems, texts != [x[0] for x in before["cells"]]
+
+
 def screenshot(c, s, out):
     m = c.send("Page.getLayoutMetrics", session=s)
     h = int(min(m.get("cssContentSize", m.get("contentSize"))["height"], 6000))
@@ -176,6 +273,11 @@ def main():
             problems += errs
             png = os.path.join(outdir, name + ".png")
             screenshot(c, s, png)
+            p, hovered = check_hover(c, s)
+            problems += p
+            p, moved = check_sorting(c, s)
+            problems += p
+            problems += errors_in(c.events)
             c.send("Target.closeTarget", {"targetId": tid})
             s, tid, r2 = open_page(c, path, js=False)
             if r2["rows"] < 1:
@@ -185,7 +287,8 @@ def main():
             c.send("Target.closeTarget", {"targetId": tid})
             status = "ok" if not problems else "FAILED: " + "; ".join(problems)
             print(f"{name}: flame={r['flame']} rows={r['rows']} spans={r['spans']} "
-                  f"points={r['points']} nojs_rows={r2['rows']} screenshot={png} {status}")
+                  f"points={r['points']} nojs_rows={r2['rows']} hover={hovered!r} "
+                  f"sorted={'moved' if moved else 'kept'} screenshot={png} {status}")
             failed += bool(problems)
     finally:
         c.close()

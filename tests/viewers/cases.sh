@@ -50,6 +50,18 @@ t report_two_files             '$CLI report -m time/ms,count -d 3 $F/tritium.hat
 t report_two_files_csv         '$CLI report -m time/ms --format csv -d 2 $F/upstream_cuda.hatchet $F/trace.json'
 t report_two_files_json        '$CLI report -m count,cycles --format json -d 2 $F/upstream_cuda.hatchet $F/upstream_triton.hatchet'
 t report_stdin                 '$CLI report -m count - < $F/upstream_cuda.hatchet'
+# counters.json (hand-written): gemm launched twice with cycles 1e6+1e6, instructions
+# 2.5e6+1.5e6 -> ipc 2.000; its in-kernel scope dot 0.6e6+0.4e6 cycles, 1.5e6+0.7e6
+# instructions -> 2.200; relu 0.4e6 / 0.3e6 -> 0.750; step and ROOT (gemm + relu; scopes
+# are inside their kernel) 4.3e6 / 2.4e6 -> 1.792; copy has no counters -> "-"
+t report_counters_ipc          '$CLI report -m ipc,instructions,cycles $F/counters.json'
+t report_counters_time_s       '$CLI report -m time/s,avg_time/s,count --sort count $F/counters.json'
+t report_colour_alias          '$CLI report --colour -m ipc,count $F/counters.json | sed "s/\x1b/<ESC>/g"'
+# colour by default only on a terminal: run under a pseudo-terminal with script(1)
+t report_tty_color             'script -qec "$CLI report -m ipc,cycles $F/counters.json" /dev/null </dev/null | sed -e "s/\r\$//" -e "s/\x1b/<ESC>/g"'
+t report_tty_no_color_env      'NO_COLOR=1 script -qec "$CLI report -m ipc,cycles $F/counters.json" /dev/null </dev/null | sed -e "s/\r\$//" -e "s/\x1b/<ESC>/g"'
+t report_tty_no_color_option   'script -qec "$CLI report --no-color -m time/ms -d 2 $F/upstream_full.hatchet" /dev/null </dev/null | sed -e "s/\r\$//" -e "s/\x1b/<ESC>/g"'
+t report_tty_csv_plain         'script -qec "$CLI report --format csv -m time/ms -d 2 $F/upstream_cuda.hatchet" /dev/null </dev/null | sed -e "s/\r\$//" -e "s/\x1b/<ESC>/g"'
 # ---- report: usage errors (exit 1) and bad input (exit 2) --------------------------------------
 t report_help                  '$CLI report --help'
 t report_no_file               '$CLI report -m time/ms'
@@ -82,6 +94,9 @@ t diff_help                    '$CLI diff -h'
 t diff_one_file                '$CLI diff $F/tritium.hatchet'
 t diff_two_metrics             '$CLI diff -m time/ms,count $F/tritium.hatchet $F/tritium_new.hatchet'
 t diff_bad_input               '$CLI diff $F/tritium.hatchet $M/deep_100000.json'
+t diff_tty_color               'script -qec "$CLI diff -n 5 $F/tritium.hatchet $F/tritium_new.hatchet" /dev/null </dev/null | sed -e "s/\r\$//" -e "s/\x1b/<ESC>/g"'
+t diff_tty_no_color_env        'NO_COLOR=1 script -qec "$CLI diff -n 3 $F/tritium.hatchet $F/tritium_new.hatchet" /dev/null </dev/null | sed -e "s/\r\$//" -e "s/\x1b/<ESC>/g"'
+t diff_counters_ipc            '$CLI diff -m ipc --color $F/counters.json $F/trace.json | sed "s/\x1b/<ESC>/g"'
 # ---- merge ------------------------------------------------------------------------------------
 t merge_traces                 '$CLI merge $F/trace.json $F/trace_rank1.json -o $O/merged.json && python3 -m json.tool --sort-keys $O/merged.json | head -60 && $CLI report -m count -d 2 $O/merged.json'
 t merge_traces_same_pid        '$CLI merge $F/trace.json $F/trace.json -o $O/same.json && python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d[\"otherData\"][\"merged_from\"]); print(sorted(set(e[\"pid\"] for e in d[\"traceEvents\"])))" $O/same.json'
@@ -92,14 +107,20 @@ t merge_no_output              '$CLI merge $F/trace.json'
 t merge_bad_suffix             '$CLI merge $F/trace.json -o $O/out.txt'
 t merge_tree_into_json         '$CLI merge $F/tritium.hatchet -o $O/x.json'
 t merge_bad_input              '$CLI merge $M/truncated.json $F/trace.json -o $O/y.json; echo "merge exit $?"; ls $O/y.json 2>&1 | sed "s|$O|O|"'
+t merge_bad_fields             'for f in base_string base_huge pid_huge pid_list counters_list; do $CLI merge $F/trace.json $M/$f.json -o $O/z.json; echo "$f: exit $?"; done; ls $O/z.json 2>&1 | sed "s|$O|O|"'
+t merge_shift_out_of_range     'printf "{\"baseTimeNanoseconds\": 0, \"traceEvents\": [{\"ph\": \"i\", \"pid\": 1, \"ts\": 0}]}" > $O/early.json; printf "{\"baseTimeNanoseconds\": 18000000000000000000, \"traceEvents\": [{\"ph\": \"i\", \"pid\": 2, \"ts\": 0}]}" > $O/late.json; cd $O && $CLI merge early.json late.json -o big.json; echo "exit $?"'
+t merge_pids_renumbered        'printf "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"k\", \"pid\": \"GPU 0\", \"tid\": 0, \"ts\": 1, \"dur\": 1}, {\"ph\": \"X\", \"name\": \"k\", \"ts\": 2, \"dur\": 1}]}" > $O/named.json; $CLI merge $O/named.json $F/trace_rank1.json -o $O/np.json && python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d[\"otherData\"][\"merged_from\"]); print(sorted(set(e[\"pid\"] for e in d[\"traceEvents\"])))" $O/np.json'
 # ---- html (the page itself is checked in Chromium by browser_test.py) -------------------------
 t html_table_escaped           '$CLI html $F/tritium.hatchet -o $O/t.html && sed -n "/<table/,/<\/table>/p" $O/t.html'
 t html_no_script_injection     '$CLI html $F/trace.json -o $O/tr.html && grep -c "</script>" $O/tr.html && grep -o "u003c/script\\\\u003e[^\"]*" $O/tr.html | head -3'
 t html_default_output          'cp $F/upstream_cuda.hatchet $O/c.hatchet && $CLI html $O/c.hatchet && ls $O/c.hatchet.html | sed "s|$O|O|"'
+t html_stdout                  '$CLI html $F/upstream_cuda.hatchet -o - > $O/s.html; echo "exit $?"; $CLI html $F/upstream_cuda.hatchet -o $O/f.html && cmp $O/s.html $O/f.html && echo "same bytes as -o FILE"; head -2 $O/s.html; tail -1 $O/s.html; grep -c "<table id=\"nodes\">" $O/s.html; test -e ./- || echo "no file named -"'
+t html_roofline_label          'for f in tritium upstream_full; do $CLI html $F/$f.hatchet -o - | grep -o "\"peakG[^}]*}"; done; grep -o "rf.measured ? [^:]*" viewers/assets/report.js'
 t html_help                    '$CLI html --help'
 t html_no_file                 '$CLI html -o $O/x.html'
 t html_bad_input               '$CLI html $M/garbage.bin -o $O/x.html'
-# ---- top level and events -----------------------------------------------------------------------
+# ---- top level and events (what `events` lists depends on the machine: run.sh step 3
+# checks the structure of its output for each option) --------------------------------------
 t main_help                    '$CLI --help'
 t main_no_command              '$CLI'
 t main_unknown                 '$CLI show x'

@@ -5,8 +5,9 @@
 #   2. `report -m time/ms` against upstream proton-viewer on the upstream-style fixtures
 #      (when ~/.cache/tritium/ref-venv exists; compare_upstream.py lists the intended
 #      differences it ignores)
-#   3. `proton-cli events` smoke test
-#   4. libFuzzer on the readers for FUZZ_SECONDS (default 20; needs libclang-rt-19-dev)
+#   3. `proton-cli events`: the structure of its output for each option (machine-specific)
+#   4. libFuzzer on the readers, diff and merge for FUZZ_SECONDS (default 20; needs
+#      libclang-rt-19-dev), seeded with the fixtures and pairs of them
 #   5. headless Chromium on the HTML pages; screenshots land in tests/out/*.png
 #
 # Prints one line per step and "N passed, M failed" at the end; exits 1 on any failure.
@@ -68,16 +69,56 @@ else
 fi
 
 # ---- 3. events ---------------------------------------------------------------------------------
-if "$CLI" events >"$OUT/events.txt" 2>&1; then
-  if grep -q "^PMU generic" "$OUT/events.txt" && grep -q "open on this machine now" "$OUT/events.txt"; then
-    ok; echo "events: $(tail -1 "$OUT/events.txt")"
+# What `events` lists depends on the machine, so each option's output is checked for its
+# structure: PMU headers, which rows appear, the OPENS column and the summary line.
+E=$OUT/events
+listed() { sed -n 's/^\([0-9]*\) events listed, \([0-9]*\) open.*/\1 \2/p' "$1"; }
+rows() { awk '/^  / && $1 != "EVENT"' "$1"; }
+ev_check() { # NAME CONDITION-RESULT(0/1)
+  if [ "$2" -eq 0 ]; then ok; echo "events $1: ok"; else bad "events $1 (see $E-*.txt)"; fi
+}
+if "$CLI" events >"$E.txt" 2>&1; then
+  set -- $(listed "$E.txt"); n_def=${1:-0}; n_open=${2:-0}
+  grep -q "^PMU generic$" "$E.txt" && [ "$n_def" -gt 0 ] && grep -q "^Other PMUs" "$E.txt"
+  ev_check "(default): $(tail -1 "$E.txt")" $?
+  if [ "$n_open" -gt 0 ]; then   # software events open wherever perf_event_open is allowed
+    grep -Eq "^  task-clock +sw +yes " "$E.txt"; ev_check "(default): task-clock opens" $?
   else
-    bad "events output unexpected ($OUT/events.txt)"
+    echo "SKIP: events: nothing opens here (perf_event_open refused), task-clock not checked"
   fi
-elif grep -q "built without the profiler core" "$OUT/events.txt"; then
+  "$CLI" events --all >"$E-all.txt" 2>&1; rc=$?
+  set -- $(listed "$E-all.txt")
+  [ $rc -eq 0 ] && grep -q "^PMU generic$" "$E-all.txt" && grep -q "^PMU perf$" "$E-all.txt" &&
+    [ "$(grep -c '^PMU ' "$E-all.txt")" -ge 2 ] && ! grep -q "^Other PMUs" "$E-all.txt" &&
+    [ "${1:-0}" -gt "$n_def" ] && [ "${1:-0}" -eq "$(rows "$E-all.txt" | wc -l)" ]
+  ev_check "--all: $(grep -c '^PMU ' "$E-all.txt") PMUs, ${1:-0} events" $?
+  "$CLI" events --pmu perf >"$E-pmu.txt" 2>&1; rc=$?
+  set -- $(listed "$E-pmu.txt")
+  [ $rc -eq 0 ] && [ "$(grep -c '^PMU ' "$E-pmu.txt")" -eq 1 ] && grep -q "^PMU perf$" "$E-pmu.txt" &&
+    [ "${1:-0}" -gt 0 ] && [ "${1:-0}" -eq "$(rows "$E-pmu.txt" | wc -l)" ] &&
+    ! grep -q "^Other PMUs" "$E-pmu.txt"
+  ev_check "--pmu perf: ${1:-0} events, one PMU" $?
+  "$CLI" events -p generic >"$E-p.txt" 2>&1; rc=$?
+  [ $rc -eq 0 ] && [ "$(grep -c '^PMU ' "$E-p.txt")" -eq 1 ] && grep -q "^PMU generic$" "$E-p.txt" &&
+    grep -Eq "^  task-clock +sw " "$E-p.txt"
+  ev_check "-p generic" $?
+  "$CLI" events --pmu no-such-pmu >"$E-bad.txt" 2>&1; rc=$?
+  [ $rc -eq 1 ] && grep -q "^proton-cli: events: no PMU named 'no-such-pmu' here (PMUs: generic, " "$E-bad.txt"
+  ev_check "--pmu no-such-pmu: exit $rc" $?
+  "$CLI" events --available >"$E-avail.txt" 2>&1; rc=$?
+  set -- $(listed "$E-avail.txt")
+  [ $rc -eq 0 ] && [ "${1:-x}" = "$n_open" ] && [ "${2:-x}" = "$n_open" ] &&
+    [ -z "$(rows "$E-avail.txt" | awk '$3 != "yes"')" ] &&
+    { [ "$n_open" -eq 0 ] || grep -Eq "^  task-clock +sw +yes " "$E-avail.txt"; }
+  ev_check "--available: ${1:-0} events, all open" $?
+  "$CLI" events --all --available >"$E-all-avail.txt" 2>&1; rc=$?
+  set -- $(listed "$E-all-avail.txt")
+  [ $rc -eq 0 ] && [ "${1:-x}" = "${2:-y}" ] && [ -z "$(rows "$E-all-avail.txt" | awk '$3 != "yes"')" ]
+  ev_check "--all --available: ${1:-0} events, all open" $?
+elif grep -q "built without the profiler core" "$E.txt"; then
   echo "SKIP: events (proton-cli linked without libproton's events API)"
 else
-  bad "events failed: $(head -1 "$OUT/events.txt")"
+  bad "events failed: $(head -1 "$E.txt")"
 fi
 
 # ---- 4. fuzzing ----------------------------------------------------------------------------------
@@ -86,6 +127,18 @@ RT=$(ls "$(dirname "$CLANG")"/../lib/clang/*/lib/*/libclang_rt.fuzzer*.a 2>/dev/
 if [ -x "$CLANG" ] && [ -n "$RT" ]; then
   t0=$(date +%s)
   mkdir -p build/fuzz "$OUT/corpus"
+  # seed pairs for diff and merge: two minified fixtures joined by a NUL byte
+  python3 - "$F" "$OUT/corpus" <<'PY'
+import json, sys, os
+f, out = sys.argv[1], sys.argv[2]
+pairs = [("trace.json", "trace_rank1.json"), ("tritium.hatchet", "tritium_new.hatchet"),
+         ("writer_trace.json", "trace.json"), ("upstream_triton.hatchet", "writer_trace.json"),
+         ("upstream_cuda.hatchet", "upstream_full.hatchet"), ("trace_rank1.json", "counters.json")]
+mini = lambda n: json.dumps(json.load(open(os.path.join(f, n))), separators=(",", ":")).encode()
+for i, (a, b) in enumerate(pairs):
+    with open(os.path.join(out, "pair%d" % i), "wb") as o:
+        o.write(mini(a) + b"\0" + mini(b))
+PY
   # the generated HTML assets header comes from the normal build
   if $CLANG -std=gnu17 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
        -fno-sanitize-recover=undefined -Iviewers/include -Iproton/include -Ibuild/viewers/gen \

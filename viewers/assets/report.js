@@ -81,7 +81,7 @@
   function pathOf(n) {
     var parts = [];
     for (var m = n; m; m = m.parent) parts.unshift(m.n);
-    return parts.join(' / ');
+    return parts.join(' > ');
   }
   function nodeTip(ev, n) {
     var rows = [['kind', n.k], ['time', fmtNs(n.t) + (total > 0 && n.t !== undefined ?
@@ -312,8 +312,9 @@
     var roof = [[x0, Math.min(rf.peakG, x0 * rf.peakBW)], [ridge, rf.peakG], [x1, rf.peakG]];
     el('polyline', { points: roof.map(function (p) { return X(p[0]) + ',' + Y(p[1]); }).join(' '),
       fill: 'none', stroke: '#d0453a', 'stroke-width': 2 }, svg);
-    el('text', { x: X(ridge) + 6, y: Y(rf.peakG) - 6, 'class': 'axis', fill: '#d0453a' }, svg).textContent =
-      'peak ' + fmtNum(rf.peakG, 1) + ' GFLOP/s, ' + fmtNum(rf.peakBW, 1) + ' GB/s';
+    el('text', { x: X(ridge) + 6, y: Y(rf.peakG) - 6, 'class': 'axis roof-label', fill: '#d0453a' }, svg).textContent =
+      (rf.measured ? 'highest measured: ' : 'peak ') + fmtNum(rf.peakG, 1) + ' GFLOP/s, ' +
+      fmtNum(rf.peakBW, 1) + ' GB/s';
     var n = 0;
     pts.forEach(function (p) {
       var c = el('circle', { cx: X(p.ai), cy: Y(p.g), r: 5.5, fill: nodeColor('kernel', p.n),

@@ -37,6 +37,9 @@ enum {
     CLI_MAX_METRICS = 100000,   /* distinct metric names in one file */
 };
 
+/* Largest |ts| and dur of a trace event, in microseconds: 2^63 ns, rounded down. */
+#define CLI_TRACE_MAX_US 9.2e15
+
 #define CLI_VERSION "0.1.0"
 #define CLI_LAUNCH_METADATA "__proton_launch_metadata"
 
@@ -228,7 +231,11 @@ int cli_profile_finish(CliProfile *p, CliErr *e);
 CliNode *cli_node_next_preorder(const CliNode *n, const CliNode *top);
 /* Reorders every child list with cmp (stable: ties keep file order). */
 void cli_tree_sort(CliNode *root, int (*cmp)(const CliNode *, const CliNode *, void *), void *user);
-/* "ROOT/a/b" path of a node; caller owns the result (free()). */
+/* Appends a name escaped for a " > "-joined path: '\' becomes "\\" and a '>' after a
+ * space "\>", so every " > " (found from the left) separates two names; readers split
+ * there, then turn each "\x" into "x". */
+void cli_path_put_name(CliBuf *b, const char *name);
+/* "ROOT > a > b" path of a node, names escaped as above; caller owns it (free()). */
 char *cli_node_path_dup(const CliNode *n);
 int cli_count_kernels(const CliProfile *p);
 
@@ -321,7 +328,7 @@ void cli_view_sort(CliProfile *p, const CliView *v);
 void cli_tree_prefix(CliBuf *b, const CliNode *n, const CliNode *top);
 /* Parses --sort (metric, name, none, or one of the -m metrics); 0 or -1. */
 int cli_sort_parse(const char *s, const CliMetricSpec *m, int nm, CliView *v);
-/* The ANSI colour for value x in [lo, hi] (hot = red, like hatchet's map). */
+/* The ANSI colour for value x in [lo, hi] (hot = red, like hatchet's map; NaN: dim). */
 const char *cli_heat_color(double x, double lo, double hi);
 void cli_view_fini(CliView *v);
 
@@ -331,6 +338,20 @@ int cli_report_main(int argc, char **argv);
 
 /* ---- cli_diff.c ----------------------------------------------------------------------- */
 
+/* What diff compares and shows (its command-line options). */
+typedef struct CliDiffOpts {
+    CliMetricSpec m;
+    CliView v;         /* depth, include/exclude, frame format (sort unused) */
+    CliFormat fmt;
+    double min_delta;  /* -t: hide rows whose |delta| is below */
+    long top;          /* -n: at most this many rows; 0 = all */
+    int color;
+} CliDiffOpts;
+
+/* Computes o->m on both profiles, matches their nodes by path and renders the ranked
+ * rows into b. missing (NULL or two ints) says which profile lacks the metric. */
+void cli_diff_render(CliProfile *base, CliProfile *new, const CliDiffOpts *o, CliBuf *b,
+                     int missing[2]);
 int cli_diff_main(int argc, char **argv);
 
 /* ---- cli_html.c ----------------------------------------------------------------------- */
@@ -357,6 +378,18 @@ void cli_json_print(CliBuf *b, const cJSON *j);
 /* Merges validated hatchet arrays into one tree with one child of ROOT per input, named
  * after the file; the inputs are not modified. Caller owns the result. Cannot fail. */
 cJSON *cli_merge_hatchets(cJSON **in, const char **names, int n);
+
+/* One input of cli_merge_mem(): its file name (for messages and labels) and text. */
+typedef struct CliMergeIn {
+    const char *path;
+    const char *text; /* borrowed; need not be NUL-terminated */
+    size_t len;
+} CliMergeIn;
+
+/* Merges n inputs into one Chrome trace (as_hatchet 0; every input must be a trace) or
+ * one .hatchet tree (as_hatchet 1). Caller owns the result (cJSON_Delete()); NULL with e
+ * set ("<path>: <why>") when an input is bad. */
+cJSON *cli_merge_mem(const CliMergeIn *in, int n, int as_hatchet, CliErr *e);
 int cli_merge_main(int argc, char **argv);
 
 #endif /* CLI_H */

@@ -6,7 +6,9 @@
  * matches the k-th sibling of that name on the other side). A regression is an increase
  * for times and counts and a decrease for rates (gflop/s, gbyte/s, ipc). A node present
  * on one side only is marked "◀ only in BASE" / "▶ only in NEW" (proton-viewer's marks)
- * and counted as going from or to zero for the ordering; its ratio is undefined.
+ * and counted as going from or to zero for the ordering; its ratio is undefined. A node
+ * in both files whose value is missing on one side has no delta (printed "-", listed
+ * last, neither regressed nor improved): missing is never zero.
  */
 #include "cli.h"
 
@@ -41,12 +43,7 @@ typedef struct Row {
 } Row;
 
 typedef struct Diff {
-    CliMetricSpec m;
-    CliView v;
-    CliFormat fmt;
-    double min_delta;
-    long top;
-    int color;
+    const CliDiffOpts *o;
     Row *rows;
     int nrows, caprows;
 } Diff;
@@ -90,12 +87,15 @@ add_row(Diff *d, CliNode *base, CliNode *new)
     r->b = base ? base->col[0] : NAN;
     r->n = new ? new->col[0] : NAN;
     double b0 = isnan(r->b) ? 0 : r->b, n0 = isnan(r->n) ? 0 : r->n;
-    r->delta = isnan(r->b) && isnan(r->n) ? NAN : n0 - b0;
+    if (base && new) /* a node in both files lacking the value on one side: no change known */
+        r->delta = isnan(r->b) || isnan(r->n) ? NAN : r->n - r->b;
+    else
+        r->delta = isnan(r->b) && isnan(r->n) ? NAN : n0 - b0;
     r->ratio = !isnan(r->b) && !isnan(r->n) && r->b != 0 ? r->n / r->b : NAN;
-    r->key = isnan(r->delta) ? -INFINITY : d->m.higher_better ? -r->delta : r->delta;
-    if (!isnan(r->delta) && fabs(r->delta) < d->min_delta)
+    r->key = isnan(r->delta) ? -INFINITY : d->o->m.higher_better ? -r->delta : r->delta;
+    if (!isnan(r->delta) && fabs(r->delta) < d->o->min_delta)
         return;
-    if (isnan(r->delta) && d->min_delta > 0)
+    if (isnan(r->delta) && d->o->min_delta > 0)
         return;
     d->nrows++;
 }
@@ -137,11 +137,11 @@ path_text(const Diff *d, const CliNode *n, CliBuf *b)
     for (; n && k < CLI_MAX_DEPTH + 2; n = n->parent)
         chain[k++] = n;
     if (k == 1) {
-        cli_buf_puts(b, chain[0]->name);
+        cli_path_put_name(b, chain[0]->name);
         return;
     }
     for (int i = k - 2; i >= 0; i--) {
-        cli_buf_puts(b, cli_frame_format(chain[i]->name, d->v.frame, name, sizeof name));
+        cli_path_put_name(b, cli_frame_format(chain[i]->name, d->o->v.frame, name, sizeof name));
         if (i)
             cli_buf_puts(b, " > ");
     }
@@ -158,7 +158,7 @@ render_text(Diff *d, CliProfile *base, CliProfile *new, CliBuf *b)
 {
     char bv[64], nv[64], dv[64], rv[64];
     int reg = 0, imp = 0, onlyb = 0, onlyn = 0;
-    cli_buf_printf(b, "metric %s: BASE %s, NEW %s\n", d->m.text, base->path, new->path);
+    cli_buf_printf(b, "metric %s: BASE %s, NEW %s\n", d->o->m.text, base->path, new->path);
     cli_buf_printf(b, "%12s %12s %12s %8s  %s\n", "BASE", "NEW", "DELTA", "RATIO", "NODE");
     for (int i = 0; i < d->nrows; i++) {
         const Row *r = &d->rows[i];
@@ -166,7 +166,7 @@ render_text(Diff *d, CliProfile *base, CliProfile *new, CliBuf *b)
         onlyn += !r->base;
         if (r->base && r->new && !isnan(r->delta) && r->delta != 0)
             *(r->key > 0 ? &reg : &imp) += 1;
-        if (d->top && i >= d->top)
+        if (d->o->top && i >= d->o->top)
             continue;
         cli_fmt_value(bv, r->b, 3);
         cli_fmt_value(nv, r->n, 3);
@@ -179,7 +179,7 @@ render_text(Diff *d, CliProfile *base, CliProfile *new, CliBuf *b)
             snprintf(rv, sizeof rv, "-");
         else
             snprintf(rv, sizeof rv, "%.3fx", r->ratio);
-        const char *col = !d->color || isnan(r->key) || r->key == 0 ? ""
+        const char *col = !d->o->color || isnan(r->delta) || r->key == 0 ? ""
                           : r->key > 0 ? "\033[31m" : "\033[32m";
         cli_buf_printf(b, "%12s %12s %s%12s%s %8s  ", bv, nv, col, dv, *col ? "\033[0m" : "", rv);
         path_text(d, r->new ? r->new : r->base, b);
@@ -187,8 +187,8 @@ render_text(Diff *d, CliProfile *base, CliProfile *new, CliBuf *b)
             cli_buf_printf(b, " %s", only_mark(r));
         cli_buf_putc(b, '\n');
     }
-    if (d->top && d->nrows > d->top)
-        cli_buf_printf(b, "... %d more rows (-n)\n", d->nrows - (int)d->top);
+    if (d->o->top && d->nrows > d->o->top)
+        cli_buf_printf(b, "... %d more rows (-n)\n", d->nrows - (int)d->o->top);
     cli_fmt_value(bv, base->root->col[0], 3);
     cli_fmt_value(nv, new->root->col[0], 3);
     cli_buf_printf(b, "ROOT %s -> %s; %d regressed, %d improved, %d only in BASE, %d only in NEW\n",
@@ -206,11 +206,11 @@ render_json(Diff *d, CliProfile *base, CliProfile *new, CliBuf *b)
 {
     char name[4096];
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "metric", d->m.text);
+    cJSON_AddStringToObject(o, "metric", d->o->m.text);
     cJSON_AddStringToObject(o, "base", base->path);
     cJSON_AddStringToObject(o, "new", new->path);
     cJSON *rows = cJSON_AddArrayToObject(o, "rows");
-    for (int i = 0; i < d->nrows && (!d->top || i < d->top); i++) {
+    for (int i = 0; i < d->nrows && (!d->o->top || i < d->o->top); i++) {
         const Row *r = &d->rows[i];
         cJSON *row = cJSON_CreateObject(), *path = cJSON_AddArrayToObject(row, "path");
         const CliNode *chain[CLI_MAX_DEPTH + 2];
@@ -219,7 +219,7 @@ render_json(Diff *d, CliProfile *base, CliProfile *new, CliBuf *b)
             chain[k++] = n;
         while (k-- > 0)
             cJSON_AddItemToArray(path, cJSON_CreateString(
-                                           cli_frame_format(chain[k]->name, d->v.frame, name, sizeof name)));
+                                           cli_frame_format(chain[k]->name, d->o->v.frame, name, sizeof name)));
         cJSON_AddItemToObject(row, "base", num_or_null(r->b));
         cJSON_AddItemToObject(row, "new", num_or_null(r->n));
         cJSON_AddItemToObject(row, "delta", num_or_null(r->delta));
@@ -249,12 +249,12 @@ static void
 render_csv(Diff *d, CliBuf *b)
 {
     cli_buf_puts(b, "path,base,new,delta,ratio,only\r\n");
-    for (int i = 0; i < d->nrows && (!d->top || i < d->top); i++) {
+    for (int i = 0; i < d->nrows && (!d->o->top || i < d->o->top); i++) {
         const Row *r = &d->rows[i];
         CliBuf p = {0};
         path_text(d, r->new ? r->new : r->base, &p);
         cli_buf_putc(b, '"');
-        for (const char *c = p.s; *c; c++) {
+        for (const char *c = p.s ? p.s : ""; *c; c++) { /* an empty name writes nothing */
             if (*c == '"')
                 cli_buf_putc(b, '"');
             cli_buf_putc(b, *c);
@@ -272,7 +272,7 @@ render_csv(Diff *d, CliBuf *b)
 /* ---- main -------------------------------------------------------------------------------------- */
 
 static int
-parse_args(Diff *d, int argc, char **argv, const char **metric)
+parse_args(CliDiffOpts *d, int argc, char **argv, const char **metric)
 {
     enum { O_FORMAT = 256, O_COLOR, O_NOCOLOR };
     static const struct option opts[] = {
@@ -334,18 +334,42 @@ parse_args(Diff *d, int argc, char **argv, const char **metric)
     return 0;
 }
 
-/* Options, load both files, compute the metric, match, rank, render. */
+void
+cli_diff_render(CliProfile *base, CliProfile *new, const CliDiffOpts *o, CliBuf *b,
+                int missing[2])
+{
+    Diff d = {.o = o};
+    CliProfile *ps[2] = {base, new};
+    for (int i = 0; i < 2; i++) {
+        int miss = 0;
+        cli_metrics_compute(ps[i], &o->m, 1, &miss);
+        cli_view_apply(ps[i], &o->v);
+        if (missing)
+            missing[i] = miss;
+    }
+    match(base, new);
+    collect(&d, base, new);
+    if (o->fmt == CLI_FMT_TEXT)
+        render_text(&d, base, new, b);
+    else if (o->fmt == CLI_FMT_JSON)
+        render_json(&d, base, new, b);
+    else
+        render_csv(&d, b);
+    free(d.rows);
+}
+
+/* Options, load both files, then cli_diff_render(). */
 int
 cli_diff_main(int argc, char **argv)
 {
-    Diff d = {0};
+    CliDiffOpts o = {0};
     CliErr e;
     CliBuf out = {0};
     CliProfile *ps[2] = {0};
     const char *metric = "time/ms";
     int rc = CLI_EXIT_USAGE, missing[2] = {0};
-    d.v.depth = 100;
-    int pr = parse_args(&d, argc, argv, &metric);
+    o.v.depth = 100;
+    int pr = parse_args(&o, argc, argv, &metric);
     if (pr != 0) {
         rc = pr > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
         goto out;
@@ -358,7 +382,7 @@ cli_diff_main(int argc, char **argv)
         cli_error("diff", "diff compares one metric at a time");
         goto out;
     }
-    if (cli_metric_parse(metric, &d.m, &e) != 0) {
+    if (cli_metric_parse(metric, &o.m, &e) != 0) {
         cli_error("diff", "%s", e.msg);
         goto out;
     }
@@ -368,27 +392,16 @@ cli_diff_main(int argc, char **argv)
             rc = CLI_EXIT_INPUT;
             goto out;
         }
-    for (int i = 0; i < 2; i++) {
-        cli_metrics_compute(ps[i], &d.m, 1, &missing[i]);
-        cli_view_apply(ps[i], &d.v);
+    cli_diff_render(ps[0], ps[1], &o, &out, missing);
+    for (int i = 0; i < 2; i++)
         if (missing[i])
-            cli_error("diff", "note: %s has no data for metric '%s'", ps[i]->path, d.m.text);
-    }
-    match(ps[0], ps[1]);
-    collect(&d, ps[0], ps[1]);
-    if (d.fmt == CLI_FMT_TEXT)
-        render_text(&d, ps[0], ps[1], &out);
-    else if (d.fmt == CLI_FMT_JSON)
-        render_json(&d, ps[0], ps[1], &out);
-    else
-        render_csv(&d, &out);
+            cli_error("diff", "note: %s has no data for metric '%s'", ps[i]->path, o.m.text);
     fwrite(out.s, 1, out.n, stdout);
     rc = fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_INPUT;
 out:
     cli_profile_destroy(ps[0]);
     cli_profile_destroy(ps[1]);
-    cli_view_fini(&d.v);
-    free(d.rows);
+    cli_view_fini(&o.v);
     cli_buf_fini(&out);
     return rc;
 }

@@ -192,7 +192,8 @@ cuda_peaks(const cJSON *d, int width, double *flops, double *bw)
 }
 
 /* Points for every kernel and scope with flops, bytes and time; peaks from device info
- * when we know the device, else the largest values in the data (and the label says so). */
+ * when we know the device, else the highest values measured in the data, and then
+ * "measured" is true so the chart labels the roof "highest measured", not "peak". */
 static cJSON *
 roofline_json(const CliProfile *p)
 {
@@ -233,10 +234,12 @@ roofline_json(const CliProfile *p)
     if (!src) {
         pf = maxf;
         pb = maxb;
-        src = "peaks are the data's maxima (no device peak known)";
+        src = "the highest GFLOP/s and GB/s measured in this profile, not a machine peak "
+              "(the device info gives none)";
     }
     cJSON_AddNumberToObject(o, "peakG", pf / 1e9);
     cJSON_AddNumberToObject(o, "peakBW", pb / 1e9);
+    cJSON_AddBoolToObject(o, "measured", src != label);
     cJSON_AddStringToObject(o, "source", src);
     if (npts == 0) {
         cJSON_Delete(o);

@@ -156,7 +156,8 @@ cli_profile_from_json(const cJSON *j, const char *path, CliErr *e)
         rc = cli_profile_finish(p, &re);
     if (rc != 0) {
         /* cli_profile_finish already names the path */
-        if (strncmp(re.msg, path, strlen(path)) == 0)
+        size_t n = strlen(path);
+        if (strncmp(re.msg, path, n) == 0 && strncmp(re.msg + n, ": ", 2) == 0)
             cli_err_set(e, "%s", re.msg);
         else
             cli_err_set(e, "%s: %s", path, re.msg);

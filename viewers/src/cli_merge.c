@@ -9,9 +9,12 @@
  * would lose ~256 ns at today's epoch). OUT.hatchet: trees (or traces, aggregated
  * first) become one tree whose ROOT has one child per input, named after the file.
  * The .hatchet layout is the upstream one (4-space indent, sorted keys, framing newlines).
+ * cli_merge_mem() does the work on file texts (the fuzz harness calls it directly);
+ * cli_merge_main() only reads the files and writes the result.
  */
 #include "cli.h"
 
+#include <float.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -237,8 +240,9 @@ cli_merge_hatchets(cJSON **in, const char **names, int n)
             if (!cJSON_IsNumber(x))
                 continue;
             cJSON *h = cJSON_GetObjectItemCaseSensitive(hints, x->string);
-            if (h)
-                cJSON_SetNumberValue(h, h->valuedouble + x->valuedouble);
+            double sum = h ? h->valuedouble + x->valuedouble : 0;
+            if (h) /* JSON has no infinity: a sum that overflows stays at the largest double */
+                cJSON_SetNumberValue(h, isfinite(sum) ? sum : copysign(DBL_MAX, sum));
             else
                 cJSON_AddNumberToObject(hints, x->string, x->valuedouble);
         }
@@ -263,45 +267,43 @@ cli_merge_hatchets(cJSON **in, const char **names, int n)
     return top;
 }
 
-/* The exact integer after "baseTimeNanoseconds": in the file text, when it agrees with
- * the parsed (double) value. */
-static int
-exact_base(const char *text, double approx, uint64_t *out)
+/* The exact integer after "baseTimeNanoseconds" in the file text when it agrees with
+ * the parsed (double) value, which the reader has checked to lie in [0, 2^64). */
+static uint64_t
+exact_base(const char *text, size_t len, double approx)
 {
     static const char key[] = "\"baseTimeNanoseconds\"";
-    for (const char *s = strstr(text, key); s; s = strstr(s + 1, key)) {
+    const char *end = text + len, *s = text;
+    while ((s = memmem(s, (size_t)(end - s), key, sizeof key - 1))) {
         const char *c = s + sizeof key - 1;
-        while (*c == ' ' || *c == '\n' || *c == '\t' || *c == '\r')
+        s++;
+        while (c < end && strchr(" \n\t\r", *c))
             c++;
-        if (*c++ != ':')
+        if (c == end || *c++ != ':')
             continue;
-        while (*c == ' ' || *c == '\n' || *c == '\t' || *c == '\r')
+        while (c < end && strchr(" \n\t\r", *c))
             c++;
-        char *end;
-        uint64_t v = strtoull(c, &end, 10);
-        if (end > c && *c != '-' && (*end == ',' || *end == '}' || *end == ' ' || *end == '\n' ||
-                                     *end == '\r' || *end == '\t') &&
-            fabs((double)v - approx) <= approx * 1e-12 + 1) {
-            *out = v;
-            return 0;
-        }
+        uint64_t v = 0;
+        int digits = 0;
+        for (; c < end && *c >= '0' && *c <= '9' && v <= (UINT64_MAX - 9) / 10; c++, digits++)
+            v = v * 10 + (uint64_t)(*c - '0');
+        if (digits && (c == end || strchr(",} \n\r\t", *c)) &&
+            fabs((double)v - approx) <= approx * 1e-12 + 1)
+            return v;
     }
-    if (approx >= 0 && approx < 1.8e19) {
-        *out = (uint64_t)approx;
-        return 0;
-    }
-    return -1;
+    return (uint64_t)approx;
 }
 
 typedef struct TraceIn {
     cJSON *j;
-    const char *name;
+    const char *path, *name;
     uint64_t base;
     int has_base;
     char **pids;   /* distinct pid labels */
     int npids;
 } TraceIn;
 
+/* The pid of ev as text (the reader has checked it: a string or an integer). */
 static char *
 pid_label(const cJSON *ev)
 {
@@ -311,6 +313,21 @@ pid_label(const cJSON *ev)
         return cli_xstrdup(p->valuestring);
     cli_fmt_double(buf, cJSON_IsNumber(p) ? p->valuedouble : 0);
     return cli_xstrdup(buf);
+}
+
+/* A label that can stay the output's pid: a decimal integer in 0..2^32-1, no leading 0. */
+static int
+pid_number(const char *s, double *out)
+{
+    double v = 0;
+    if (!*s || (s[0] == '0' && s[1]))
+        return 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || (v = v * 10 + (*s - '0')) > 4294967295.0)
+            return 0;
+    }
+    *out = v;
+    return 1;
 }
 
 static int
@@ -332,22 +349,42 @@ events_of(cJSON *j)
     return cJSON_IsArray(j) ? j : cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
 }
 
-/* Appends input t's events to out with pids remapped (map[k] for t->pids[k]) and ts
- * shifted; names each process after the input. */
+/* Replaces o[key] with v, or adds it. Takes ownership of v. */
 static void
-append_trace(cJSON *out, TraceIn *t, const double *map, double shift_us, int order)
+set_item(cJSON *o, const char *key, cJSON *v)
+{
+    if (cJSON_GetObjectItemCaseSensitive(o, key))
+        cJSON_ReplaceItemInObjectCaseSensitive(o, key, v);
+    else
+        cJSON_AddItemToObject(o, key, v);
+}
+
+/* Appends input t's events to out with pids remapped (map[k] for t->pids[k]) and ts
+ * shifted; names each process after the input. 0, or -1 with e set when a shifted ts
+ * leaves the range the reader accepts. */
+static int
+append_trace(cJSON *out, TraceIn *t, const double *map, double shift_us, int order, CliErr *e)
 {
     cJSON *ev;
-    int *named = cli_xcalloc((size_t)(t->npids ? t->npids : 1), sizeof(int));
+    int *named = cli_xcalloc((size_t)(t->npids ? t->npids : 1), sizeof(int)), i = 0, rc = -1;
     cJSON_ArrayForEach(ev, events_of(t->j)) {
         cJSON *copy = cJSON_Duplicate(ev, 1);
         char *label = pid_label(ev);
         int k = pid_index(t, label, 0);
         free(label);
-        cJSON_ReplaceItemInObjectCaseSensitive(copy, "pid", cJSON_CreateNumber(map[k]));
+        cJSON_AddItemToArray(out, copy);
+        set_item(copy, "pid", cJSON_CreateNumber(map[k]));
         cJSON *ts = cJSON_GetObjectItemCaseSensitive(copy, "ts");
-        if (cJSON_IsNumber(ts))
-            cJSON_SetNumberValue(ts, ts->valuedouble + shift_us);
+        if (cJSON_IsNumber(ts)) {
+            double v = ts->valuedouble + shift_us;
+            if (fabs(v) > CLI_TRACE_MAX_US) {
+                cli_err_set(e, "%s: traceEvents[%d].ts is out of range once shifted by %.3f us "
+                            "onto the common clock", t->path, i, shift_us);
+                goto out;
+            }
+            cJSON_SetNumberValue(ts, v);
+        }
+        i++;
         const cJSON *ph = cJSON_GetObjectItemCaseSensitive(copy, "ph");
         const cJSON *nm = cJSON_GetObjectItemCaseSensitive(copy, "name");
         cJSON *args = cJSON_GetObjectItemCaseSensitive(copy, "args");
@@ -357,10 +394,9 @@ append_trace(cJSON *out, TraceIn *t, const double *map, double shift_us, int ord
             char name[1024];
             snprintf(name, sizeof name, "%s: %s", t->name,
                      cJSON_IsString(old) ? old->valuestring : "process");
-            cJSON_ReplaceItemInObjectCaseSensitive(args, "name", cJSON_CreateString(name));
+            set_item(args, "name", cJSON_CreateString(name));
             named[k] = 1;
         }
-        cJSON_AddItemToArray(out, copy);
     }
     for (int k = 0; k < t->npids; k++) {
         cJSON *m = cJSON_CreateObject();
@@ -380,23 +416,40 @@ append_trace(cJSON *out, TraceIn *t, const double *map, double shift_us, int ord
         cJSON_AddStringToObject(cJSON_AddObjectToObject(m, "args"), "name", name);
         cJSON_AddItemToArray(out, m);
     }
+    rc = 0;
+out:
     free(named);
+    return rc;
 }
 
+/* Pids stay when every pid of every input is a number and no two inputs share one;
+ * otherwise all are renumbered 1, 2, ... so that no two processes can meet. */
+static int
+renumber_pids(TraceIn *in, int n)
+{
+    double v;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < in[i].npids; k++) {
+            if (!pid_number(in[i].pids[k], &v))
+                return 1;
+            for (int j = i + 1; j < n; j++)
+                if (pid_index(&in[j], in[i].pids[k], 0) >= 0)
+                    return 1;
+        }
+    return 0;
+}
+
+/* One trace from validated inputs; NULL with e set when a shifted ts is out of range. */
 static cJSON *
-merge_traces(TraceIn *in, int n)
+merge_traces(TraceIn *in, int n, CliErr *e)
 {
     uint64_t base = 0;
-    int any_base = 0, collide = 0;
+    int any_base = 0, renumber = renumber_pids(in, n);
     for (int i = 0; i < n; i++)
         if (in[i].has_base && (!any_base || in[i].base < base)) {
             base = in[i].base;
             any_base = 1;
         }
-    for (int i = 0; i < n; i++)
-        for (int j = i + 1; j < n; j++)
-            for (int k = 0; k < in[i].npids; k++)
-                collide |= pid_index(&in[j], in[i].pids[k], 0) >= 0;
     cJSON *top = cJSON_CreateObject();
     cJSON_AddStringToObject(top, "displayTimeUnit", "ns");
     if (any_base) {
@@ -412,11 +465,9 @@ merge_traces(TraceIn *in, int n)
     int next = 1;
     for (int i = 0; i < n; i++) {
         double *map = cli_xmalloc(sizeof(double) * (size_t)(in[i].npids ? in[i].npids : 1));
-        for (int k = 0; k < in[i].npids; k++) {
-            char *end;
-            double v = strtod(in[i].pids[k], &end);
-            map[k] = collide || *end || end == in[i].pids[k] ? next++ : v;
-        }
+        for (int k = 0; k < in[i].npids; k++)
+            if (renumber || !pid_number(in[i].pids[k], &map[k]))
+                map[k] = next++;
         double shift = in[i].has_base ? (double)(in[i].base - base) / 1000.0 : 0;
         cJSON *f = cJSON_CreateObject();
         cJSON_AddStringToObject(f, "file", in[i].name);
@@ -425,60 +476,66 @@ merge_traces(TraceIn *in, int n)
         for (int k = 0; k < in[i].npids; k++)
             cJSON_AddItemToArray(pids, cJSON_CreateNumber(map[k]));
         cJSON_AddItemToArray(from, f);
-        append_trace(events, &in[i], map, shift, i);
+        int rc = append_trace(events, &in[i], map, shift, i, e);
         free(map);
+        if (rc != 0) {
+            cJSON_Delete(top);
+            return NULL;
+        }
     }
     return top;
 }
 
-/* ---- main --------------------------------------------------------------------------------------- */
+/* ---- inputs ------------------------------------------------------------------------------------ */
 
-static int
-load_trace(TraceIn *t, const char *path, CliErr *e)
+static cJSON *
+parse_input(const CliMergeIn *in, CliErr *e)
 {
-    char *text = NULL;
-    size_t len;
     CliErr pe;
-    int rc = -1;
-    if (cli_file_read(path, &text, &len, e) != 0)
+    cJSON *j = cli_json_parse(in->text, in->len, &pe);
+    if (!j)
+        cli_err_set(e, "%s: %s", in->path, pe.msg);
+    return j;
+}
+
+/* Parses and checks a trace input, collecting its pids and exact base time. */
+static int
+trace_in_init(TraceIn *t, const CliMergeIn *in, CliErr *e)
+{
+    t->path = in->path;
+    t->name = base_name(in->path);
+    if (!(t->j = parse_input(in, e)))
         return -1;
-    t->name = base_name(path);
-    if (!(t->j = cli_json_parse(text, len, &pe))) {
-        cli_err_set(e, "%s: %s", path, pe.msg);
-        goto out;
-    }
-    CliProfile *p = cli_profile_from_json(t->j, path, e);
+    CliProfile *p = cli_profile_from_json(t->j, in->path, e);
     if (!p)
-        goto out;
+        return -1;
     int kind = p->kind;
+    t->has_base = p->has_base;
+    if (p->has_base)
+        t->base = exact_base(in->text, in->len, p->base_ns);
     cli_profile_destroy(p);
     if (kind != CLI_KIND_TRACE) {
-        cli_err_set(e, "%s: is a .hatchet tree; merging into a .json needs Chrome traces", path);
-        goto out;
+        cli_err_set(e, "%s: is a .hatchet tree; merging into a .json needs Chrome traces",
+                    in->path);
+        return -1;
     }
-    const cJSON *b = cJSON_GetObjectItemCaseSensitive(t->j, "baseTimeNanoseconds");
-    if (cJSON_IsNumber(b) && exact_base(text, b->valuedouble, &t->base) == 0)
-        t->has_base = 1;
     cJSON *ev;
     cJSON_ArrayForEach(ev, events_of(t->j)) {
         char *label = pid_label(ev);
         pid_index(t, label, 1);
         free(label);
     }
-    rc = 0;
-out:
-    free(text);
-    return rc;
+    return 0;
 }
 
 /* A .hatchet input as is, or a trace aggregated into a tree. */
 static cJSON *
-load_tree(const char *path, CliErr *e)
+tree_of(const CliMergeIn *in, CliErr *e)
 {
-    cJSON *j = cli_json_load(path, e);
+    cJSON *j = parse_input(in, e);
     if (!j)
         return NULL;
-    CliProfile *p = cli_profile_from_json(j, path, e);
+    CliProfile *p = cli_profile_from_json(j, in->path, e);
     if (!p) {
         cJSON_Delete(j);
         return NULL;
@@ -491,7 +548,46 @@ load_tree(const char *path, CliErr *e)
     return j;
 }
 
-/* Options, then one branch per output kind; one cleanup label for both. */
+cJSON *
+cli_merge_mem(const CliMergeIn *in, int n, int as_hatchet, CliErr *e)
+{
+    cJSON *out = NULL;
+    int i;
+    if (as_hatchet) {
+        cJSON **trees = cli_xcalloc((size_t)n, sizeof *trees);
+        const char **names = cli_xcalloc((size_t)n, sizeof *names);
+        for (i = 0; i < n; i++) {
+            names[i] = in[i].path;
+            if (!(trees[i] = tree_of(&in[i], e)))
+                break;
+        }
+        if (i == n)
+            out = cli_merge_hatchets(trees, names, n);
+        for (i = 0; i < n; i++)
+            cJSON_Delete(trees[i]);
+        free(trees);
+        free(names);
+        return out;
+    }
+    TraceIn *t = cli_xcalloc((size_t)n, sizeof *t);
+    for (i = 0; i < n; i++)
+        if (trace_in_init(&t[i], &in[i], e) != 0)
+            break;
+    if (i == n)
+        out = merge_traces(t, n, e);
+    for (i = 0; i < n; i++) {
+        cJSON_Delete(t[i].j);
+        for (int k = 0; k < t[i].npids; k++)
+            free(t[i].pids[k]);
+        free(t[i].pids);
+    }
+    free(t);
+    return out;
+}
+
+/* ---- main --------------------------------------------------------------------------------------- */
+
+/* Options, read every input, cli_merge_mem(), print and write atomically. */
 int
 cli_merge_main(int argc, char **argv)
 {
@@ -503,8 +599,9 @@ cli_merge_main(int argc, char **argv)
     int c, rc = CLI_EXIT_USAGE, n = 0;
     CliErr e;
     CliBuf buf = {0};
-    cJSON **trees = NULL, *merged = NULL;
-    TraceIn *traces = NULL;
+    cJSON *merged = NULL;
+    CliMergeIn *in = NULL;
+    char **texts = NULL;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
@@ -528,20 +625,19 @@ cli_merge_main(int argc, char **argv)
                   "or pass --as json|hatchet", outpath);
         return CLI_EXIT_USAGE;
     }
-    char **in = argv + optind;
+    in = cli_xcalloc((size_t)n, sizeof *in);
+    texts = cli_xcalloc((size_t)n, sizeof *texts);
+    for (int i = 0; i < n; i++) {
+        in[i].path = argv[optind + i];
+        if (cli_file_read(in[i].path, &texts[i], &in[i].len, &e) != 0)
+            goto bad;
+        in[i].text = texts[i];
+    }
+    if (!(merged = cli_merge_mem(in, n, hatchet, &e)))
+        goto bad;
     if (hatchet) {
-        trees = cli_xcalloc((size_t)n, sizeof *trees);
-        for (int i = 0; i < n; i++)
-            if (!(trees[i] = load_tree(in[i], &e)))
-                goto bad;
-        merged = cli_merge_hatchets(trees, (const char **)in, n);
         cli_hatchet_print(&buf, merged);
     } else {
-        traces = cli_xcalloc((size_t)n, sizeof *traces);
-        for (int i = 0; i < n; i++)
-            if (load_trace(&traces[i], in[i], &e) != 0)
-                goto bad;
-        merged = merge_traces(traces, n);
         char *s = cJSON_PrintUnformatted(merged);
         cli_buf_puts(&buf, s);
         cli_buf_putc(&buf, '\n');
@@ -555,16 +651,10 @@ bad:
     cli_error("merge", "%s", e.msg);
     rc = CLI_EXIT_INPUT;
 out:
-    for (int i = 0; trees && i < n; i++)
-        cJSON_Delete(trees[i]);
-    for (int i = 0; traces && i < n; i++) {
-        cJSON_Delete(traces[i].j);
-        for (int k = 0; k < traces[i].npids; k++)
-            free(traces[i].pids[k]);
-        free(traces[i].pids);
-    }
-    free(trees);
-    free(traces);
+    for (int i = 0; texts && i < n; i++)
+        free(texts[i]);
+    free(texts);
+    free(in);
     cJSON_Delete(merged);
     cli_buf_fini(&buf);
     return rc;

@@ -7,9 +7,15 @@
  * args.call_stack (ROOT, host scopes..., kernel) with count, time (ns), programs,
  * threads (max), bytes, flops* and counter deltas. In-kernel `scope` events (args.kernel)
  * hang under the launch that contains them in time (same process, same kernel name),
- * nested by time containment on their worker thread. Host scopes become nodes from
- * their call_stack with their numeric args as user metrics. The root gets zero hints for
- * count, time, bytes, flops and counters, as a .hatchet of the same run would.
+ * nested by time containment on their worker thread, with their counters. Host scopes
+ * become nodes from their call_stack with their numeric args as user metrics. The root
+ * gets zero hints for count, time, bytes, flops and counters, as a .hatchet of the same
+ * run would.
+ *
+ * Validation: every field read here (and every pid, tid and ts, which `merge` rewrites)
+ * is type- and range-checked; a bad one fails the whole file with a message naming it
+ * ("traceEvents[3].args.programs is not a number"). JSON null counts as absent. Fields
+ * nothing reads (grid, constexprs, scope_id, ...) are not looked at.
  */
 #include "cli.h"
 
@@ -28,29 +34,134 @@ typedef struct TReader {
     CliProfile *p;
     CliErr *e;
     const cJSON **ev;        /* event of each span, parallel to p->spans */
+    int *evi;                /* its index in traceEvents, for messages */
     Launch *launches;
     int nlaunches, caplaunches;
     char **tkeys;            /* (pid, tid) -> thread index hash */
     int *tvals;
     int tcap;
     int id_count, id_time;
+    int cur;                 /* index of the event being read, -1 outside traceEvents */
+    const char *pid, *tid;   /* ids of the current X or M event as text */
     CliArena *a;
 } TReader;
 
-/* ---- small helpers ---------------------------------------------------------------------- */
+/* Accepted values of a numeric field, and how a message describes them. */
+typedef struct Range {
+    double lo, hi;
+    int integer;
+    const char *text;
+} Range;
 
-static const char *
-id_text(TReader *r, const cJSON *x)
+#define U64_MAX_D 18446744073709549568.0 /* largest double below 2^64 */
+
+static const Range R_ID = {0, 4294967295.0, 1, "0 to 2^32-1"};
+static const Range R_TS = {-CLI_TRACE_MAX_US, CLI_TRACE_MAX_US, 0, "magnitude up to 2^63 ns"};
+static const Range R_DUR = {0, CLI_TRACE_MAX_US, 0, "0 to 2^63 ns"};
+static const Range R_COUNT = {0, U64_MAX_D, 1, "0 to 2^64-1"};
+static const Range R_AMOUNT = {0, U64_MAX_D, 0, "0 to 2^64"};
+static const Range R_METRIC = {-U64_MAX_D, U64_MAX_D, 0, "magnitude up to 2^64"};
+static const Range R_SORT = {-2147483648.0, 2147483647.0, 1, "-2^31 to 2^31-1"};
+static const Range R_CORES = {0, 2147483647.0, 1, "0 to 2^31-1"};
+static const Range R_DROPPED = {0, 9.2e18, 1, "0 to 9.2e18"};
+
+/* ---- checked fields ---------------------------------------------------------------------- */
+
+/* Sets r->e to "traceEvents[i].<prefix><key> <why>" (no index outside traceEvents); -1. */
+static int
+bad(TReader *r, const char *prefix, const char *key, const char *why)
 {
-    char buf[32];
-    if (cJSON_IsString(x))
-        return cli_arena_strdup(r->a, x->valuestring);
-    if (cJSON_IsNumber(x)) {
-        cli_fmt_double(buf, x->valuedouble);
-        return cli_arena_strdup(r->a, buf);
-    }
-    return "0";
+    if (r->cur >= 0)
+        cli_err_set(r->e, "traceEvents[%d].%s%s %s", r->cur, prefix, key, why);
+    else
+        cli_err_set(r->e, "%s%s %s", prefix, key, why);
+    return -1;
 }
+
+/* A number within rg: 0 with *out set, or -1 with r->e set. */
+static int
+check_num(TReader *r, const cJSON *x, const char *prefix, const Range *rg, double *out)
+{
+    char why[96];
+    if (!cJSON_IsNumber(x))
+        return bad(r, prefix, x->string ? x->string : "", "is not a number");
+    double v = x->valuedouble;
+    if (!(v >= rg->lo && v <= rg->hi)) {
+        snprintf(why, sizeof why, "is out of range (%s)", rg->text);
+        return bad(r, prefix, x->string ? x->string : "", why);
+    }
+    if (rg->integer && v != floor(v))
+        return bad(r, prefix, x->string ? x->string : "", "is not an integer");
+    *out = v;
+    return 0;
+}
+
+/* Optional number obj.key: 0 with *out set, 1 when absent or null, -1 with r->e set. */
+static int
+get_num(TReader *r, const cJSON *obj, const char *prefix, const char *key, const Range *rg,
+        double *out)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!x || cJSON_IsNull(x))
+        return 1;
+    return check_num(r, x, prefix, rg, out);
+}
+
+/* Optional string obj.key: 0 with *out set (NULL when absent or null), or -1. */
+static int
+get_str(TReader *r, const cJSON *obj, const char *prefix, const char *key, const char **out)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, key);
+    *out = NULL;
+    if (!x || cJSON_IsNull(x))
+        return 0;
+    if (!cJSON_IsString(x))
+        return bad(r, prefix, key, "is not a string");
+    *out = x->valuestring;
+    return 0;
+}
+
+/* Optional object obj.key: 0 with *out set (NULL when absent or null), or -1. */
+static int
+get_obj(TReader *r, const cJSON *obj, const char *prefix, const char *key, const cJSON **out)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, key);
+    *out = NULL;
+    if (!x || cJSON_IsNull(x))
+        return 0;
+    if (!cJSON_IsObject(x))
+        return bad(r, prefix, key, "is not an object");
+    *out = x;
+    return 0;
+}
+
+/* pid or tid of ev: a string, or an integer in R_ID; "0" when absent. Writes the text to
+ * *out when out is not NULL. 0 or -1 with r->e set. */
+static int
+get_id(TReader *r, const cJSON *ev, const char *key, const char **out)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(ev, key);
+    char buf[32];
+    double v;
+    const char *s = "0";
+    if (x && !cJSON_IsNull(x)) {
+        if (cJSON_IsString(x)) {
+            s = x->valuestring;
+        } else if (!cJSON_IsNumber(x)) {
+            return bad(r, "", key, "is not a number or string");
+        } else {
+            if (check_num(r, x, "", &R_ID, &v) != 0)
+                return -1;
+            cli_fmt_double(buf, v);
+            s = buf;
+        }
+    }
+    if (out)
+        *out = cli_arena_strdup(r->a, s);
+    return 0;
+}
+
+/* ---- threads ------------------------------------------------------------------------------- */
 
 static unsigned
 hash2(const char *a, const char *b)
@@ -83,13 +194,12 @@ thread_index_grow(TReader *r)
     }
 }
 
-/* Index of thread (pid, tid), created on first sight. */
+/* Index of the current event's thread (r->pid, r->tid), created on first sight. */
 static int
-thread_of(TReader *r, const cJSON *ev)
+thread_of(TReader *r)
 {
     CliProfile *p = r->p;
-    const char *pid = id_text(r, cJSON_GetObjectItemCaseSensitive(ev, "pid"));
-    const char *tid = id_text(r, cJSON_GetObjectItemCaseSensitive(ev, "tid"));
+    const char *pid = r->pid, *tid = r->tid;
     if ((p->nthreads + 1) * 2 > r->tcap)
         thread_index_grow(r);
     unsigned mask = (unsigned)r->tcap - 1, j = hash2(pid, tid) & mask;
@@ -112,22 +222,7 @@ thread_of(TReader *r, const cJSON *ev)
     return p->nthreads++;
 }
 
-static const char *
-str_field(const cJSON *ev, const char *key)
-{
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(ev, key);
-    return cJSON_IsString(x) ? x->valuestring : NULL;
-}
-
-static int
-num_field(const cJSON *ev, const char *key, double *out)
-{
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(ev, key);
-    if (!cJSON_IsNumber(x))
-        return -1;
-    *out = x->valuedouble;
-    return 0;
-}
+/* ---- metrics -------------------------------------------------------------------------------- */
 
 /* Adds a numeric metric; metric names are capped like the hatchet reader's. */
 static int
@@ -154,54 +249,61 @@ hint(TReader *r, const char *name)
         cli_node_set_num(r->p, r->p->root, id, 0);
 }
 
-/* ---- tree building ------------------------------------------------------------------------ */
-
-/* Node for args.call_stack (["ROOT", scopes..., leaf]); leaf defaults to 'name'. */
-static CliNode *
-path_node(TReader *r, const cJSON *args, const char *name)
+/* args.counters of a launch or an in-kernel scope: {name: delta >= 0}, summed and hinted. */
+static int
+add_counters(TReader *r, CliNode *n, const cJSON *args)
 {
-    CliProfile *p = r->p;
-    CliNode *n = p->root;
-    const cJSON *cs = args ? cJSON_GetObjectItemCaseSensitive(args, "call_stack") : NULL;
-    const char *last = NULL;
-    int depth = 0;
-    if (cJSON_IsArray(cs)) {
-        const cJSON *x;
-        cJSON_ArrayForEach(x, cs) {
-            if (!cJSON_IsString(x))
-                continue;
-            if (x == cs->child && strcmp(x->valuestring, "ROOT") == 0)
-                continue;
-            if (++depth > CLI_MAX_DEPTH)
-                return NULL;
-            n = cli_node_child(p, n, x->valuestring);
-            last = x->valuestring;
-        }
+    const cJSON *c, *x;
+    double v;
+    if (get_obj(r, args, "args.", "counters", &c) != 0)
+        return -1;
+    cJSON_ArrayForEach(x, c) {
+        if (cJSON_IsNull(x))
+            continue;
+        if (check_num(r, x, "args.counters.", &R_AMOUNT, &v) != 0 ||
+            add_metric(r, n, x->string, v, 's') != 0)
+            return -1;
+        hint(r, x->string);
     }
-    if (!last || strcmp(last, name) != 0)
-        n = cli_node_child(p, n, name);
-    return n;
+    return 0;
 }
 
-/* Upstream writes flexible metrics as strings ("1.000000"); ours as numbers. */
 static int
-add_args_metrics(TReader *r, CliNode *n, const cJSON *obj, int skip_known)
+known_arg(const char *k)
+{
+    static const char *const known[] = {"call_stack", "scope_id", "kernel", "program", "grid",
+                                        "pid", "counters", "metrics"};
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (strcmp(k, known[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Numeric values of obj as metrics. Upstream writes flexible metrics as strings
+ * ("1.000000", "nan", "[1,2]"), ours as numbers; strings that are not a finite number
+ * are skipped. 'strict' (args.metrics) rejects other types; otherwise (all the args of
+ * a scope) they and the known keys are skipped. */
+static int
+add_args_metrics(TReader *r, CliNode *n, const cJSON *obj, const char *prefix, int strict)
 {
     const cJSON *x;
+    double v;
     cJSON_ArrayForEach(x, obj) {
         const char *k = x->string;
-        if (skip_known && (strcmp(k, "call_stack") == 0 || strcmp(k, "scope_id") == 0 ||
-                           strcmp(k, "kernel") == 0 || strcmp(k, "program") == 0 ||
-                           strcmp(k, "grid") == 0 || strcmp(k, "pid") == 0))
-            continue;
-        double v;
         char *end;
+        if (!strict && known_arg(k))
+            continue;
         if (cJSON_IsNumber(x)) {
-            v = x->valuedouble;
+            if (check_num(r, x, prefix, &R_METRIC, &v) != 0)
+                return -1;
         } else if (cJSON_IsString(x)) {
             v = strtod(x->valuestring, &end);
             if (end == x->valuestring || *end || !isfinite(v))
                 continue;
+            if (fabs(v) > R_METRIC.hi)
+                return bad(r, prefix, k, "is out of range (magnitude up to 2^64)");
+        } else if (strict && !cJSON_IsNull(x)) {
+            return bad(r, prefix, k, "is not a number or string");
         } else {
             continue;
         }
@@ -211,16 +313,83 @@ add_args_metrics(TReader *r, CliNode *n, const cJSON *obj, int skip_known)
     return 0;
 }
 
+/* ---- tree building ------------------------------------------------------------------------ */
+
+/* Node for args.call_stack (["ROOT", scopes..., leaf]); leaf defaults to 'name'.
+ * 0 with *out set, or -1 with r->e set. */
+static int
+path_node(TReader *r, const cJSON *args, const char *name, CliNode **out)
+{
+    CliProfile *p = r->p;
+    CliNode *n = p->root;
+    const cJSON *cs = cJSON_GetObjectItemCaseSensitive(args, "call_stack");
+    const char *last = NULL;
+    int depth = 0, i = 0;
+    if (cs && !cJSON_IsNull(cs) && !cJSON_IsArray(cs))
+        return bad(r, "args.", "call_stack", "is not a list");
+    const cJSON *x, *list = cJSON_IsArray(cs) ? cs : NULL;
+    cJSON_ArrayForEach(x, list) {
+        char key[32];
+        if (!cJSON_IsString(x)) {
+            snprintf(key, sizeof key, "call_stack[%d]", i);
+            return bad(r, "args.", key, "is not a string");
+        }
+        i++;
+        if (x == cs->child && strcmp(x->valuestring, "ROOT") == 0)
+            continue;
+        if (++depth > CLI_MAX_DEPTH) {
+            snprintf(key, sizeof key, "deeper than %d levels", CLI_MAX_DEPTH);
+            return bad(r, "args.", "call_stack", key);
+        }
+        n = cli_node_child(p, n, x->valuestring);
+        last = x->valuestring;
+    }
+    if (!last || strcmp(last, name) != 0)
+        n = cli_node_child(p, n, name);
+    *out = n;
+    return 0;
+}
+
+/* A launch's own args: the known numeric ones range-checked, any other number kept as a
+ * user metric, counters and upstream's string metrics. */
+static int
+kernel_args(TReader *r, CliNode *n, const cJSON *args)
+{
+    const cJSON *x, *m;
+    double v;
+    if (add_counters(r, n, args) != 0 || get_obj(r, args, "args.", "metrics", &m) != 0 ||
+        (m && add_args_metrics(r, n, m, "args.metrics.", 1) != 0))
+        return -1;
+    cJSON_ArrayForEach(x, args) {
+        const char *k = x->string;
+        const Range *rg = &R_METRIC;
+        if (strcmp(k, "programs") == 0 || strcmp(k, "bytes") == 0)
+            rg = &R_COUNT;
+        else if (strcmp(k, "threads") == 0)
+            rg = &R_ID;
+        else if (strncmp(k, "flops", 5) == 0)
+            rg = &R_AMOUNT;
+        else if (!cJSON_IsNumber(x) || strcmp(k, "scope_id") == 0)
+            continue; /* grid, constexprs, call_stack, ...: not read */
+        if (cJSON_IsNull(x))
+            continue;
+        if (check_num(r, x, "args.", rg, &v) != 0 ||
+            add_metric(r, n, k, v, strcmp(k, "threads") == 0 ? 'm' : 's') != 0)
+            return -1;
+        if (strcmp(k, "bytes") == 0 || strncmp(k, "flops", 5) == 0)
+            hint(r, k);
+    }
+    return 0;
+}
+
 static int
 add_kernel(TReader *r, const cJSON *ev, const char *name, double ts, double dur)
 {
     CliProfile *p = r->p;
     const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
-    CliNode *n = path_node(r, args, name);
-    if (!n) {
-        cli_err_set(r->e, "call_stack deeper than %d levels", CLI_MAX_DEPTH);
+    CliNode *n;
+    if (path_node(r, args, name, &n) != 0)
         return -1;
-    }
     cli_node_add_num(p, n, r->id_count, 1);
     cli_node_add_num(p, n, r->id_time, dur * 1000.0);
     int dt = cli_profile_metric_id(p, "device_type");
@@ -228,30 +397,8 @@ add_kernel(TReader *r, const cJSON *ev, const char *name, double ts, double dur)
         cli_node_set_str(p, n, cli_profile_metric_id(p, "device_id"), "0");
         cli_node_set_str(p, n, dt, "CPU");
     }
-    const cJSON *x;
-    if (cJSON_IsObject(args)) {
-        cJSON_ArrayForEach(x, args) {
-            const char *k = x->string;
-            if (strcmp(k, "counters") == 0 && cJSON_IsObject(x)) {
-                const cJSON *c;
-                cJSON_ArrayForEach(c, x) {
-                    if (!cJSON_IsNumber(c))
-                        continue;
-                    if (add_metric(r, n, c->string, c->valuedouble, 's') != 0)
-                        return -1;
-                    hint(r, c->string);
-                }
-            } else if (strcmp(k, "metrics") == 0 && cJSON_IsObject(x)) {
-                if (add_args_metrics(r, n, x, 0) != 0)
-                    return -1;
-            } else if (cJSON_IsNumber(x) && strcmp(k, "scope_id") != 0) {
-                if (add_metric(r, n, k, x->valuedouble, strcmp(k, "threads") == 0 ? 'm' : 's'))
-                    return -1;
-                if (strcmp(k, "bytes") == 0 || strncmp(k, "flops", 5) == 0)
-                    hint(r, k);
-            }
-        }
-    }
+    if (cJSON_IsObject(args) && kernel_args(r, n, args) != 0)
+        return -1;
     if (r->nlaunches == r->caplaunches) {
         r->caplaunches = r->caplaunches ? r->caplaunches * 2 : 256;
         r->launches = cli_xrealloc(r->launches, (size_t)r->caplaunches * sizeof *r->launches);
@@ -268,69 +415,71 @@ add_kernel(TReader *r, const cJSON *ev, const char *name, double ts, double dur)
 static int
 add_host_scope(TReader *r, const cJSON *ev, const char *name)
 {
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
-    CliNode *n = path_node(r, args, name);
-    if (!n) {
-        cli_err_set(r->e, "call_stack deeper than %d levels", CLI_MAX_DEPTH);
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args"), *m;
+    CliNode *n;
+    if (path_node(r, args, name, &n) != 0 || get_obj(r, args, "args.", "metrics", &m) != 0)
         return -1;
-    }
-    if (!cJSON_IsObject(args))
-        return 0;
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(args, "metrics");
-    if (cJSON_IsObject(m))
-        return add_args_metrics(r, n, m, 0);
-    return add_args_metrics(r, n, args, 1);
+    if (m)
+        return add_args_metrics(r, n, m, "args.metrics.", 1);
+    return cJSON_IsObject(args) ? add_args_metrics(r, n, args, "args.", 0) : 0;
 }
 
 /* ---- events --------------------------------------------------------------------------------- */
 
-static int
-add_span(TReader *r, const cJSON *ev, const char *name, int cat, double ts, double dur)
+static void
+add_span(TReader *r, const cJSON *ev, const char *name, int cat, const char *kernel, double ts,
+         double dur)
 {
     CliProfile *p = r->p;
     if (p->nspans == p->capspans) {
         p->capspans = p->capspans ? p->capspans * 2 : 1024;
         p->spans = cli_xrealloc(p->spans, (size_t)p->capspans * sizeof *p->spans);
         r->ev = cli_xrealloc(r->ev, (size_t)p->capspans * sizeof *r->ev);
+        r->evi = cli_xrealloc(r->evi, (size_t)p->capspans * sizeof *r->evi);
     }
     CliSpan *s = &p->spans[p->nspans];
     memset(s, 0, sizeof *s);
     s->ts = ts;
     s->dur = dur;
     s->cat = cat;
-    s->thread = thread_of(r, ev);
+    s->thread = thread_of(r);
     s->name = cli_arena_strdup(r->a, name);
-    if (cat == CLI_SPAN_SCOPE) {
-        const char *k = str_field(cJSON_GetObjectItemCaseSensitive(ev, "args"), "kernel");
-        s->kernel = cli_arena_strdup(r->a, k);
-    }
+    if (cat == CLI_SPAN_SCOPE)
+        s->kernel = cli_arena_strdup(r->a, kernel);
     r->ev[p->nspans] = ev;
+    r->evi[p->nspans] = r->cur;
     p->threads[s->thread].nspans++;
     p->nspans++;
-    return 0;
-}
-
-static void
-metadata(TReader *r, const cJSON *ev, const char *name)
-{
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
-    int t = thread_of(r, ev);
-    CliThread *th = &r->p->threads[t];
-    const char *s = str_field(args, "name");
-    double v;
-    if (strcmp(name, "thread_name") == 0 && s) {
-        th->name = cli_arena_strdup(r->a, s);
-    } else if (strcmp(name, "process_name") == 0 && s) {
-        /* applies to every thread of the process, including later ones (see fixup) */
-        th->pname = cli_arena_strdup(r->a, s);
-    } else if (strcmp(name, "thread_sort_index") == 0 &&
-               num_field(args, "sort_index", &v) == 0) {
-        th->sort = v;
-    }
 }
 
 static int
-span_cat(const char *cat, const cJSON *ev)
+metadata(TReader *r, const cJSON *ev, const char *name)
+{
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
+    int t = thread_of(r); /* may move threads[] */
+    CliThread *th = &r->p->threads[t];
+    const char *s;
+    double v;
+    if (strcmp(name, "thread_name") == 0 || strcmp(name, "process_name") == 0) {
+        if (get_str(r, args, "args.", "name", &s) != 0)
+            return -1;
+        /* a process_name applies to every thread of the process (share_process_names) */
+        if (s && name[0] == 't')
+            th->name = cli_arena_strdup(r->a, s);
+        else if (s)
+            th->pname = cli_arena_strdup(r->a, s);
+    } else if (strcmp(name, "thread_sort_index") == 0) {
+        int rc = get_num(r, args, "args.", "sort_index", &R_SORT, &v);
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            th->sort = v;
+    }
+    return 0;
+}
+
+static int
+span_cat(const char *cat, const char *kernel)
 {
     if (!cat)
         return CLI_SPAN_OTHER;
@@ -340,17 +489,19 @@ span_cat(const char *cat, const cJSON *ev)
         return CLI_SPAN_PROGRAM;
     if (strcmp(cat, "host_scope") == 0 || strcmp(cat, "metric") == 0)
         return CLI_SPAN_HOST;
-    if (strcmp(cat, "scope") == 0) {
-        const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
-        return str_field(args, "kernel") ? CLI_SPAN_SCOPE : CLI_SPAN_HOST;
-    }
+    if (strcmp(cat, "scope") == 0)
+        return kernel ? CLI_SPAN_SCOPE : CLI_SPAN_HOST;
     return CLI_SPAN_OTHER;
 }
 
-/* Validates one event and records it. Returns 0 or -1 with r->e set. */
+/* Validates one event and records it. Every event's pid, tid and ts are checked (merge
+ * rewrites them); only X and M events are read further. Returns 0 or -1 with r->e set. */
 static int
 read_event(TReader *r, const cJSON *ev, int idx)
 {
+    double ts = 0, dur = 0;
+    const char *kernel = NULL;
+    r->cur = idx;
     if (!cJSON_IsObject(ev)) {
         cli_err_set(r->e, "traceEvents[%d] is not an object", idx);
         return -1;
@@ -368,25 +519,35 @@ read_event(TReader *r, const cJSON *ev, int idx)
         cli_err_set(r->e, "traceEvents[%d]: name/cat must be strings and args an object", idx);
         return -1;
     }
+    int is_x = strcmp(ph->valuestring, "X") == 0, is_m = strcmp(ph->valuestring, "M") == 0;
+    int read = is_x || is_m;
+    if (get_id(r, ev, "pid", read ? &r->pid : NULL) != 0 ||
+        get_id(r, ev, "tid", read ? &r->tid : NULL) != 0 ||
+        get_num(r, ev, "", "ts", &R_TS, &ts) < 0)
+        return -1;
     const char *name = nm ? nm->valuestring : "";
-    if (strcmp(ph->valuestring, "M") == 0) {
-        metadata(r, ev, name);
-        return 0;
-    }
-    if (strcmp(ph->valuestring, "X") != 0)
+    if (is_m)
+        return metadata(r, ev, name);
+    if (!is_x)
         return 0; /* counters, instants, flows: not part of the tree or the timeline */
-    double ts, dur;
-    if (num_field(ev, "ts", &ts) != 0 || num_field(ev, "dur", &dur) != 0) {
+    const cJSON *tsj = cJSON_GetObjectItemCaseSensitive(ev, "ts");
+    const cJSON *durj = cJSON_GetObjectItemCaseSensitive(ev, "dur");
+    if (!cJSON_IsNumber(tsj) || !cJSON_IsNumber(durj)) {
         cli_err_set(r->e, "traceEvents[%d] (\"%s\"): X event without numeric ts and dur", idx,
                     name);
         return -1;
     }
-    if (dur < 0) {
+    if (durj->valuedouble < 0) {
         cli_err_set(r->e, "traceEvents[%d] (\"%s\"): negative dur", idx, name);
         return -1;
     }
-    int kind = span_cat(cat ? cat->valuestring : NULL, ev);
-    add_span(r, ev, name, kind, ts, dur);
+    if (check_num(r, durj, "", &R_DUR, &dur) != 0)
+        return -1;
+    if (cat && strcmp(cat->valuestring, "scope") == 0 &&
+        get_str(r, args, "args.", "kernel", &kernel) != 0)
+        return -1;
+    int kind = span_cat(cat ? cat->valuestring : NULL, kernel);
+    add_span(r, ev, name, kind, kernel, ts, dur);
     if (kind == CLI_SPAN_KERNEL)
         return add_kernel(r, ev, name, ts, dur);
     if (kind == CLI_SPAN_HOST)
@@ -465,7 +626,8 @@ scope_event(TReader *r, const CliSpan *s, const cJSON *ev, Open *stack, int sp, 
     cli_node_add_num(p, n, r->id_count, 1);
     cli_node_add_num(p, n, r->id_time, s->dur * 1000.0);
     const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
-    if (cJSON_IsObject(args) && add_args_metrics(r, n, args, 1) != 0)
+    if (cJSON_IsObject(args) &&
+        (add_counters(r, n, args) != 0 || add_args_metrics(r, n, args, "args.", 0) != 0))
         return -1;
     *out = n;
     return 0;
@@ -494,6 +656,7 @@ nest(TReader *r)
             sp--;
         s->depth = sp;
         CliNode *node = NULL;
+        r->cur = r->evi[idx[k]];
         if (s->cat == CLI_SPAN_SCOPE && scope_event(r, s, r->ev[idx[k]], stack, sp, &node) != 0)
             goto out;
         if (sp == cap) {
@@ -522,24 +685,31 @@ out:
 
 /* ---- top level ------------------------------------------------------------------------------- */
 
-static void
+/* otherData's summary fields; the others are not read. 0 or -1 with r->e set. */
+static int
 other_data(TReader *r, const cJSON *od)
 {
     CliProfile *p = r->p;
+    static const char *const keys[] = {"counter_source", "clock_source", "cpu_model", "tool"};
+    const char **dst[] = {&p->counter_source, &p->clock_source, &p->cpu_model, &p->tool};
     const char *s;
     double v;
-    if ((s = str_field(od, "counter_source")))
-        p->counter_source = cli_arena_strdup(r->a, s);
-    if ((s = str_field(od, "clock_source")))
-        p->clock_source = cli_arena_strdup(r->a, s);
-    if ((s = str_field(od, "cpu_model")))
-        p->cpu_model = cli_arena_strdup(r->a, s);
-    if ((s = str_field(od, "tool")))
-        p->tool = cli_arena_strdup(r->a, s);
-    if (num_field(od, "num_cores", &v) == 0 && v > 0 && v < 1e7)
+    int rc;
+    for (int i = 0; i < 4; i++) {
+        if (get_str(r, od, "otherData.", keys[i], &s) != 0)
+            return -1;
+        if (s)
+            *dst[i] = cli_arena_strdup(r->a, s);
+    }
+    if ((rc = get_num(r, od, "otherData.", "num_cores", &R_CORES, &v)) < 0)
+        return -1;
+    if (rc == 0)
         p->num_cores = (int)v;
-    if (num_field(od, "dropped_events", &v) == 0 && v > 0 && v < 9e18)
+    if ((rc = get_num(r, od, "otherData.", "dropped_events", &R_DROPPED, &v)) < 0)
+        return -1;
+    if (rc == 0)
         p->dropped_events = (long)v;
+    return 0;
 }
 
 static const CliThread *cmp_threads;
@@ -582,8 +752,8 @@ share_process_names(CliProfile *p)
 int
 cli_read_trace(CliProfile *p, const cJSON *top, CliErr *e)
 {
-    TReader r = {.p = p, .e = e, .a = &p->arena};
-    const cJSON *events = top;
+    TReader r = {.p = p, .e = e, .a = &p->arena, .cur = -1};
+    const cJSON *events = top, *od;
     int rc = -1;
     if (cJSON_IsObject(top)) {
         events = cJSON_GetObjectItemCaseSensitive(top, "traceEvents");
@@ -591,11 +761,13 @@ cli_read_trace(CliProfile *p, const cJSON *top, CliErr *e)
             cli_err_set(e, "no \"traceEvents\" list (neither a .hatchet tree nor a Chrome trace)");
             return -1;
         }
-        const cJSON *od = cJSON_GetObjectItemCaseSensitive(top, "otherData");
-        if (cJSON_IsObject(od))
-            other_data(&r, od);
+        if (get_obj(&r, top, "", "otherData", &od) != 0 || (od && other_data(&r, od) != 0))
+            return -1;
         double base;
-        if (num_field(top, "baseTimeNanoseconds", &base) == 0) {
+        int got = get_num(&r, top, "", "baseTimeNanoseconds", &R_COUNT, &base);
+        if (got < 0)
+            return -1;
+        if (got == 0) {
             p->base_ns = base;
             p->has_base = 1;
         }
@@ -620,6 +792,7 @@ cli_read_trace(CliProfile *p, const cJSON *top, CliErr *e)
     rc = 0;
 out:
     free(r.ev);
+    free(r.evi);
     free(r.launches);
     free(r.tkeys);
     free(r.tvals);

@@ -94,11 +94,13 @@ render_text(CliProfile *p, Report *r, const int *missing, CliBuf *b)
     for (CliNode *n = p->root; n; n = next_shown(n, p->root)) {
         cli_tree_prefix(b, n, p->root);
         for (int i = 0; i < r->nm; i++) {
+            const char *color = !r->v.color ? ""
+                                : n->scol && n->scol[i] ? (i ? "\033[2m" : "")
+                                : i ? "\033[2m" : cli_heat_color(n->col[0], lo, hi);
             value_text(n, i, val);
-            if (r->v.color)
-                cli_buf_puts(b, i == 0 ? cli_heat_color(n->col[0], lo, hi) : "\033[2m");
+            cli_buf_puts(b, color);
             cli_buf_puts(b, val);
-            if (r->v.color)
+            if (*color)
                 cli_buf_puts(b, "\033[0m");
             cli_buf_putc(b, ' ');
         }

@@ -307,24 +307,30 @@ cli_tree_sort(CliNode *root, int (*cmp)(const CliNode *, const CliNode *, void *
     free(tmp);
 }
 
+void
+cli_path_put_name(CliBuf *b, const char *name)
+{
+    for (const char *c = name; *c; c++) {
+        if (*c == '\\' || (*c == '>' && c > name && c[-1] == ' '))
+            cli_buf_putc(b, '\\');
+        cli_buf_putc(b, *c);
+    }
+}
+
 char *
 cli_node_path_dup(const CliNode *n)
 {
-    size_t len = 0;
-    for (const CliNode *m = n; m; m = m->parent)
-        len += strlen(m->name) + 1;
-    char *s = cli_xmalloc(len + 1);
-    size_t at = len;
-    s[--at] = 0;
-    for (const CliNode *m = n; m; m = m->parent) {
-        size_t l = strlen(m->name);
-        at -= l;
-        memcpy(s + at, m->name, l);
-        if (m->parent)
-            s[--at] = '/';
+    const CliNode *chain[CLI_MAX_DEPTH + 2];
+    CliBuf b = {0};
+    int k = 0;
+    for (; n && k < CLI_MAX_DEPTH + 2; n = n->parent)
+        chain[k++] = n;
+    while (k-- > 0) {
+        cli_path_put_name(&b, chain[k]->name);
+        if (k)
+            cli_buf_puts(&b, " > ");
     }
-    /* at is 0 here: len counted one separator too many, used by the NUL */
-    return s;
+    return b.s ? b.s : cli_xstrdup("");
 }
 
 int

@@ -230,14 +230,17 @@ cli_tree_prefix(CliBuf *b, const CliNode *n, const CliNode *top)
     cli_buf_puts(b, (n->flags & CLI_NODE_LAST) ? "└─ " : "├─ ");
 }
 
-/* Six steps from red (largest) to green (smallest), as hatchet colours its first column. */
+/* Six steps from red (largest) to green (smallest), as hatchet colours its first column;
+ * a missing value (NaN, printed "-") is dimmed, never put on the scale. */
 const char *
 cli_heat_color(double x, double lo, double hi)
 {
     static const char *steps[] = {"\033[38;5;196m", "\033[38;5;208m", "\033[38;5;220m",
                                   "\033[38;5;148m", "\033[38;5;34m", "\033[38;5;22m"};
-    if (isnan(x) || !(hi > lo))
-        return steps[isnan(x) ? 5 : 0];
+    if (isnan(x))
+        return "\033[2m";
+    if (!(hi > lo))
+        return steps[0];
     double f = (x - lo) / (hi - lo);
     if (!isfinite(f))
         f = 0;
