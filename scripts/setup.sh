@@ -61,6 +61,9 @@ want="$(pwd)/python"
 for tool in proton-cli tritium-opt; do
   ln -sfn "$(pwd)/build/bin/$tool" "$VENV/bin/$tool"
 done
+# `proton` (upstream's command, the [project.scripts] entry point of pyproject.toml):
+# scripts/proton runs `python -m triton.profiler.proton` with the python3 beside it.
+ln -sfn "$(pwd)/scripts/proton" "$VENV/bin/proton"
 
 # ---- reference venv (upstream proton-viewer + llnl-hatchet) ----------------------
 REF_VENV="${TRITIUM_REF_VENV:-$HOME/.cache/tritium/ref-venv}"

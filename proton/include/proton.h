@@ -146,7 +146,10 @@ enum { PN_DATA_TREE = 0, PN_DATA_TRACE = 1 };
 enum { PN_CONTEXT_SHADOW = 0, PN_CONTEXT_PYTHON = 1 };
 
 /* Starts (and activates) a session writing to 'path' + format suffix at finalize
- * ("" or "-": stdout; NULL: "proton"). A live session with the same path is
+ * ("" or "-": stdout; NULL: "proton"). The calling thread is the session's main
+ * thread: another thread's stack for the session starts as a copy of the main
+ * thread's open scopes (taken when it first records into the session). A live
+ * session with the same path is
  * re-activated and its id returned. Ids start at 0 and are never reused. Returns the
  * id (>= 0) or -errno (message in pn_last_error): -ECANCELED when Proton is disabled,
  * -EINVAL for an unknown context or data, -EMFILE beyond 31 live sessions.
@@ -158,17 +161,53 @@ PN_API int pn_session_start(const char *path, int context, int data);
 /* id < 0: all sessions. -EINVAL "Session has not been initialized: <id>" otherwise. */
 PN_API int pn_session_activate(int id);
 PN_API int pn_session_deactivate(int id);
-/* Writes the session's file and deletes it. fmt: "" (tree → .hatchet, trace →
- * .chrome_trace), "hatchet", "chrome_trace"; a mismatch or unknown format returns
+/* Writes the session's file(s) and deletes it. fmt: "" (tree → .hatchet, trace →
+ * .chrome_trace), "hatchet", "hatchet_msgpack", "chrome_trace"; a session that advanced
+ * past phase 0 writes <path>.part_<phase>.<format> per phase it still holds; a
+ * mismatch or unknown format returns
  * -EINVAL (upstream messages) and keeps the session. id < 0: all sessions. Unknown ids
  * are ignored (returns 0). */
 PN_API int pn_session_finalize(int id, const char *fmt);
 /* Number of frames on the session's context stack for this thread, or -1 (0 for a
  * python-context session: its stack is Python's, counted by the Python layer). */
 PN_API int pn_session_depth(int id);
-/* Writes the session's tree as hatchet JSON text to the callback (for data.get());
- * -EINVAL for data=trace sessions ("Only TreeData is supported ...") and unknown ids. */
+/* Writes the session's tree (phase 0) as hatchet JSON text to the callback (for
+ * data.get()); -EINVAL for data=trace sessions ("Only TreeData is supported ...") and
+ * unknown ids. */
 PN_API int pn_session_tree_json(int id, void (*write)(const char *s, size_t n, void *user), void *user);
+
+/* ---- phases (triton.profiler.data, reference/proton.md §1.6) --------------------------
+ *
+ * A session records into its current phase (0 at start). pn_session_advance_phase
+ * starts the next one (returns its number); earlier phases keep their data until
+ * cleared or finalized, and finalize then writes every remaining phase to
+ * <path>.part_<phase>.<format>. Each phase a session holds takes one of the 31
+ * consumer slots (-EMFILE when none is free). Open host scopes carry over into the
+ * new phase. A phase is complete once flushed: pn_session_flush (deactivate with
+ * flushing=True) completes every phase before the current one. */
+PN_API int pn_session_advance_phase(int id);
+/* id < 0: every session. */
+PN_API int pn_session_flush(int id);
+/* 1 when 'phase' is complete, 0 when not, -EINVAL for an unknown session. */
+PN_API int pn_session_phase_complete(int id, int phase);
+/* Drops the data of 'phase' (up_to: of every phase <= 'phase'); the current phase
+ * starts over empty (open scopes carry over). */
+PN_API int pn_session_clear(int id, int phase, int up_to);
+/* The tree of one phase (an empty tree for a phase the session does not hold) as
+ * hatchet JSON text (msgpack = 0) or MessagePack bytes of the same structure
+ * (msgpack = 1). Errors as pn_session_tree_json. */
+PN_API int pn_session_phase_tree(int id, int phase, int msgpack,
+                                 void (*write)(const char *s, size_t n, void *user), void *user);
+
+/* ---- states (proton.state) -------------------------------------------------------------
+ *
+ * At most one state per thread. While it is set, the state names the last element of
+ * the call path of everything recorded on the thread: a kernel node hangs below
+ * <scopes>/<state>, and a scope entered meanwhile keeps its node but its metrics go to
+ * the leaf <scopes>/<scope>/<state>. "__proton_launch_metadata:<k>" is two elements
+ * (__proton_launch_metadata, then <k>). pn_state_exit clears it. */
+PN_API int pn_state_enter(const char *name);
+PN_API void pn_state_exit(void);
 
 /* ---- Python call paths (context="python" sessions) ------------------------------------ */
 

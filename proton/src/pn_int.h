@@ -273,6 +273,10 @@ typedef struct PnTSlot {
     uint32_t hcap, hn;
     uint32_t depth;                /* host scope stack (node indices) */
     int32_t stack[PN_MAX_DEPTH];
+    int32_t mnode[PN_MAX_DEPTH];   /* where each scope's metrics go: its node, or the leaf of
+                                    * the state active when it was entered (pn_state_enter) */
+    uint64_t sid[PN_MAX_DEPTH];    /* scope id of the frame that pushed each entry (the pop
+                                    * checks it); 0 = inherited from the session's main thread */
     int32_t c_parent, c_node;      /* last kernel lookup */
     uint32_t c_site;
     int32_t c_grid[3];
@@ -325,6 +329,7 @@ typedef struct PnLaunchInt {
     uint32_t mask, tmask;          /* consumers; those that keep a timeline */
     uint32_t programs;             /* program events wanted (budget left) */
     uint32_t path;                 /* Python call path (pn_python_frames), 0 = none */
+    uint32_t state[2];             /* the launching thread's state (pn_state_enter), 0 = none */
     uint64_t t0, mtick, seq;
 } PnLaunchInt;
 
@@ -340,6 +345,7 @@ typedef struct PnHostFrame {      /* read by writers while the owner runs: see p
     uint32_t name;
     uint32_t mask, tmask;          /* slots this scope was pushed on; timeline slots */
     uint32_t pypath;               /* Python call path at enter (owner only), 0 = none */
+    uint32_t state[2];             /* the thread's state at enter (owner only) */
     uint64_t id, t0, mtick;        /* id: 0 while the frame is being written */
 } PnHostFrame;
 
@@ -380,6 +386,9 @@ struct PnTls {
     PnHostFrame hstack[PN_MAX_DEPTH];
     /* Python call paths: pending for the next launch / scope enter; the last one given */
     uint32_t pypend, pylast;
+    /* the thread's state (upstream proton.state): interned path elements, 0 = none; a
+     * "__proton_launch_metadata:<k>" state is two elements */
+    uint32_t state[2];
     /* consumers */
     PnTSlot *slot[PN_NSLOTS];      /* published with release; freed under pn_mu */
     PnTSlot *stale;
@@ -439,6 +448,12 @@ uint32_t pn_name_cached(PnTls *t, const char *s);         /* interned id via the
 int pn_metric_flags(const char *name, char *out, size_t n);
 int pn_metric_kind(const char *name, int kind);
 PnRec *pn_scope_open(const PnTls *t, int slot, uint64_t ctick, uint32_t *n); /* holds pn_mu */
+/* Every frame open on thread 't' (one consistent stack, outermost first) as PN_EV_HOST
+ * records whose 'site' field holds the frame's full consumer mask. Holds pn_mu. */
+PnRec *pn_scope_open_all(const PnTls *t, uint32_t *n);
+/* The node below 'node' for state 'st' (one or two path elements), created when
+ * absent; 'node' itself when no state is set, -1 when the tree is full. Owner only. */
+int32_t pn_state_node(PnTSlot *s, int32_t node, const uint32_t st[2]);
 void pn_tls_reset_self(void);      /* tests */
 
 /* timeline append, inlined: NULL when dropped */
@@ -471,12 +486,21 @@ pn_buf_commit(PnTls *t, int nrec)
 
 /* ---- consumers: sessions and the capture store (pn_session.c) ---------------------- */
 
+/* A session is one slot per phase it still holds (data.advance_phase allocates a
+ * slot for the new phase; data.clear of an old phase frees it). All slots of a
+ * session share id, path, data, context, main and sess_tick. */
 typedef struct PnSlot {
     int used;
     int id;                        /* session id; -1 for the capture store */
     int data, context;
-    int active;
+    int active;                    /* only the current phase's slot is ever active */
     char *path;
+    int phase;                     /* this slot's phase */
+    int current;                   /* the session's current phase */
+    int complete_upto;             /* phases below it are complete (flushed) */
+    int advanced;                  /* the session went past phase 0: .part_<phase> files */
+    PnTls *main;                   /* the thread that started the session */
+    uint64_t sess_tick;            /* when the session started */
 } PnSlot;
 
 extern PnSlot pn_slots[PN_NSLOTS];       /* guarded by pn_mu */
@@ -485,12 +509,16 @@ extern uint32_t pn_rec_mask;             /* slots recording now */
 extern uint32_t pn_trace_mask;           /* slots that keep a timeline */
 extern uint32_t pn_py_mask;              /* recording slots with context=python */
 
-enum { PN_FMT_HATCHET = 0, PN_FMT_CHROME, PN_FMT_CONSOLE };
+enum { PN_FMT_HATCHET = 0, PN_FMT_CHROME, PN_FMT_CONSOLE, PN_FMT_MSGPACK };
 
 void pn_mask_update(void);               /* recompute masks from pn_slots; holds pn_mu */
 int pn_slot_write(int slot, uint64_t ctick, int fmt, const char *path); /* holds pn_mu */
 int pn_slot_finalize(int slot, const char *fmt, int write); /* holds pn_mu */
 void pn_sessions_drop_all(void);         /* tests */
+/* A thread's first touch of session slot 'slot' (or of a new phase, or after the
+ * current phase was cleared): fills its new tree 's' with the session's main thread's
+ * open scopes and then its own. Takes pn_mu. */
+void pn_session_inherit(PnTls *t, int slot, PnTSlot *s);
 
 /* pn_capture.c */
 extern int pn_capture_dirty;             /* slot 0 recorded something not dumped yet */
@@ -579,6 +607,7 @@ const PnDevice *pn_device(void);
 
 cJSON *pn_hatchet_build(const PnTree *tr);  /* [root, device info]; caller deletes */
 int pn_hatchet_write(const PnTree *tr, PnWriteFn w, void *user);
+int pn_msgpack_write(const cJSON *j, PnWriteFn w, void *user); /* pn_msgpack.c */
 int pn_chrome_write(int slot, uint64_t ctick, PnWriteFn w, void *user); /* holds pn_mu */
 int pn_console_write(const PnTree *tr, int slot, uint64_t ctick, FILE *f);
 void pn_drop_notice(uint64_t dropped);   /* once per process */

@@ -93,6 +93,8 @@ pn_launch_begin(PnLaunch *l, uint32_t site, const int32_t grid[3], int nthreads)
     s = pn_site_get(site);
     L->path = t->pypend; /* pn_python_frames: this launch's Python call path */
     t->pypend = 0;
+    L->state[0] = t->state[0]; /* pn_state_enter: the kernel hangs below the state */
+    L->state[1] = t->state[1];
     L->t = t;
     L->site = site;
     L->nscopes = s ? s->nscopes : 0;
@@ -264,6 +266,8 @@ pn_launch_end(PnLaunch *l)
             parent = pn_tslot_path(ts, L->path);
         else
             parent = ts->depth ? ts->stack[ts->depth - 1] : 0;
+        if (PN_UNLIKELY(L->state[0]) && parent >= 0)
+            parent = pn_state_node(ts, parent, L->state);
         if (parent < 0 || (node = kernel_node(ts, parent, L->site, L->grid)) < 0)
             continue;
         kernel_add(pn_pnode(ts, node), dur, programs, used ? used : L->nthreads, nctr, ctr);

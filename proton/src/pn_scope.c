@@ -14,7 +14,11 @@
  * a scope is pushed only on the other consumers, and its frame keeps the Python
  * path pending at enter (pn_python_frames), where those sessions put its metrics.
  * Semantics: reference/proton.md §1.4 (metrics, suffixes, the type-mismatch text),
- * §1.8 (python context). Vector metrics are summed element-wise and keep their
+ * §1.5 (states), §1.8 (python context). A state (pn_state_enter) is the last element
+ * of the call path: a scope entered while one is set keeps its own node (kernels and
+ * inner scopes go below it) and its metrics go to the state's leaf below it; each
+ * stack entry remembers that node (mnode) and the id of the frame that pushed it
+ * (sid), so a pop never takes an entry another frame pushed. Vector metrics are summed element-wise and keep their
  * length and element type.
  */
 #include "pn_int.h"
@@ -48,6 +52,8 @@ pn_scope_enter(const char *name)
     PN_ST(&f->id, 0); /* writers may read the frame meanwhile: see pn_scope_open */
     __atomic_thread_fence(__ATOMIC_RELEASE);
     f->pypath = pypath;
+    f->state[0] = t->state[0];
+    f->state[1] = t->state[1];
     now = pn_now();
     for (m = mask & ~PN_LD(&pn_py_mask); m; m &= m - 1) {
         int s = __builtin_ctz(m);
@@ -59,7 +65,11 @@ pn_scope_enter(const char *name)
         node = pn_tslot_child(ts, ts->depth ? ts->stack[ts->depth - 1] : 0, PN_NODE_HOST, nid, NULL);
         if (node < 0)
             continue;
-        ts->stack[ts->depth++] = node;
+        ts->stack[ts->depth] = node;
+        ts->mnode[ts->depth] = PN_UNLIKELY(t->state[0]) ? pn_state_node(ts, node, t->state) : node;
+        if (ts->mnode[ts->depth] < 0)
+            ts->mnode[ts->depth] = node;
+        ts->sid[ts->depth++] = id;
         pushed |= 1u << s;
     }
     PN_ST(&f->name, nid);
@@ -94,7 +104,7 @@ pn_scope_exit(uint64_t scope_id)
     for (uint32_t m = f->mask; m; m &= m - 1) {
         int s = __builtin_ctz(m);
         PnTSlot *ts = t->slot[s];
-        if (ts && ts->ctick == PN_LD(&pn_slot_ctick[s]) && ts->ctick <= f->mtick && ts->depth)
+        if (ts && ts->ctick == PN_LD(&pn_slot_ctick[s]) && ts->depth && ts->sid[ts->depth - 1] == f->id)
             ts->depth--;
     }
     if (f->tmask && (r = pn_buf_reserve(t, PN_BUDGET_HOST, 1, f->tmask, f->mtick))) {
@@ -119,6 +129,48 @@ pn_scope_exit(uint64_t scope_id)
     return rc;
 }
 
+/* ---- states ------------------------------------------------------------------------ */
+
+static const char META[] = "__proton_launch_metadata";
+
+int
+pn_state_enter(const char *name)
+{
+    PnTls *t = pn_tls();
+    const char *colon;
+    if (!t)
+        return -ENOMEM;
+    if (!name || !*name) {
+        t->state[0] = t->state[1] = 0;
+        return 0;
+    }
+    if (strncmp(name, META, sizeof META - 1) == 0 && name[sizeof META - 1] == ':') {
+        colon = name + sizeof META - 1;
+        t->state[0] = pn_name_cached(t, META);
+        t->state[1] = colon[1] ? pn_name_cached(t, colon + 1) : 0;
+    } else {
+        t->state[0] = pn_name_cached(t, name);
+        t->state[1] = 0;
+    }
+    return t->state[0] ? 0 : -ENOMEM;
+}
+
+void
+pn_state_exit(void)
+{
+    PnTls *t = pn_tls_cur;
+    if (t)
+        t->state[0] = t->state[1] = 0;
+}
+
+int32_t
+pn_state_node(PnTSlot *s, int32_t node, const uint32_t st[2])
+{
+    for (int i = 0; i < 2 && st[i] && node >= 0; i++)
+        node = pn_tslot_child(s, node, PN_NODE_HOST, st[i], NULL);
+    return node;
+}
+
 /* Frame 'f' as a record, read while its owner may rewrite it: the id works as a
  * seqlock sequence (0 while written, never reused). 0 when the frame changed or is
  * not newer than 'prev' (the frame below it), i.e. not part of one consistent stack. */
@@ -126,7 +178,7 @@ static int
 read_frame(const PnHostFrame *f, uint64_t prev, uint32_t depth, PnRec *r)
 {
     uint64_t id = PN_ACQ(&f->id), t0 = PN_LD(&f->t0), mtick = PN_LD(&f->mtick);
-    uint32_t name = PN_LD(&f->name), tmask = PN_LD(&f->tmask);
+    uint32_t name = PN_LD(&f->name), tmask = PN_LD(&f->tmask), mask = PN_LD(&f->mask);
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (!id || id <= prev || PN_LD(&f->id) != id)
         return 0;
@@ -139,6 +191,7 @@ read_frame(const PnHostFrame *f, uint64_t prev, uint32_t depth, PnRec *r)
     r->t0 = t0;
     r->mtick = mtick;
     r->seq = id;
+    r->site = mask; /* for pn_scope_open_all */
     return 1;
 }
 
@@ -151,9 +204,9 @@ read_frame(const PnHostFrame *f, uint64_t prev, uint32_t depth, PnRec *r)
  * really existed. Holds pn_mu (so 't' stays allocated). Returns a malloc'ed array
  * (NULL when nothing is open or out of memory) and its size in *n. */
 PnRec *
-pn_scope_open(const PnTls *t, int slot, uint64_t ctick, uint32_t *n)
+pn_scope_open_all(const PnTls *t, uint32_t *n)
 {
-    uint32_t d = PN_ACQ(&t->hdepth), bit = 1u << slot, k;
+    uint32_t d = PN_ACQ(&t->hdepth), k;
     PnRec *out;
     *n = 0;
     if (d > PN_MAX_DEPTH)
@@ -168,6 +221,22 @@ pn_scope_open(const PnTls *t, int slot, uint64_t ctick, uint32_t *n)
     for (uint32_t i = 0; i < k; i++)
         if (PN_LD(&t->hstack[i].id) != out[i].seq)
             k = i;
+    if (!k) {
+        free(out);
+        return NULL;
+    }
+    *n = k;
+    return out;
+}
+
+PnRec *
+pn_scope_open(const PnTls *t, int slot, uint64_t ctick, uint32_t *n)
+{
+    uint32_t bit = 1u << slot, k;
+    PnRec *out = pn_scope_open_all(t, &k);
+    *n = 0;
+    if (!out)
+        return NULL;
     for (uint32_t i = 0; i < k; i++)
         if ((out[i].mask & bit) && out[i].mtick >= ctick)
             out[(*n)++] = out[i];
@@ -238,7 +307,7 @@ metric_node(PnTls *t, int s, uint32_t pymask)
     if (PN_UNLIKELY(pymask & (1u << s)))
         node = pn_tslot_path(ts, t->hdepth ? t->hstack[t->hdepth - 1].pypath : 0);
     else
-        node = ts->depth ? ts->stack[ts->depth - 1] : 0;
+        node = ts->depth ? ts->mnode[ts->depth - 1] : 0;
     return node < 0 ? NULL : pn_pnode(ts, node);
 }
 

@@ -212,7 +212,9 @@ pn_tls_slow(void)
 }
 
 /* This thread's tree for consumer 'slot' with identity 'ctick', replacing stale data
- * (which is freed later, under pn_mu). NULL when out of memory. */
+ * (which is freed later, under pn_mu). A new tree of a session starts with the
+ * scopes the thread inherits (pn_session_inherit: takes pn_mu, once per thread and
+ * phase). NULL when out of memory. */
 PnTSlot *
 pn_tls_slot(PnTls *t, int slot, uint64_t ctick)
 {
@@ -225,6 +227,8 @@ pn_tls_slot(PnTls *t, int slot, uint64_t ctick)
         t->gc_epoch = 0;
     }
     s = pn_tslot_create(ctick);
+    if (s && slot != PN_CAPTURE_SLOT)
+        pn_session_inherit(t, slot, s); /* the stack it starts from (upstream §1.4) */
     PN_REL(&t->slot[slot], s);
     return s;
 }

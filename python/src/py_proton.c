@@ -286,6 +286,62 @@ session_tree_json(PyObject *self, PyObject *args)
     return sink_result(&k, pn_session_tree_json(id, sink_write, &k));
 }
 
+/* pn_session_phase_tree(id, phase, msgpack) -> str (hatchet JSON) or bytes (msgpack) */
+static PyObject *
+session_phase_tree(PyObject *self, PyObject *args)
+{
+    int id = 0, phase = 0, msgpack = 0, rc;
+    Sink k = {0};
+    PyObject *r;
+    if (!PyArg_ParseTuple(args, "|iip", &id, &phase, &msgpack))
+        return NULL;
+    rc = pn_session_phase_tree(id, phase, msgpack, sink_write, &k);
+    if (rc < 0 || !msgpack)
+        return sink_result(&k, rc);
+    r = PyBytes_FromStringAndSize(k.p ? k.p : "", (Py_ssize_t)k.n);
+    free(k.p);
+    return r;
+}
+
+static PyObject *
+session_clear(PyObject *self, PyObject *args)
+{
+    int id = 0, phase = 0, up_to = 0;
+    if (!PyArg_ParseTuple(args, "|iip", &id, &phase, &up_to))
+        return NULL;
+    return rc_or_raise(pn_session_clear(id, phase, up_to), PyExc_ValueError);
+}
+
+static PyObject *
+session_phase_complete(PyObject *self, PyObject *args)
+{
+    int id = 0, phase = 0, rc;
+    if (!PyArg_ParseTuple(args, "|ii", &id, &phase))
+        return NULL;
+    if ((rc = pn_session_phase_complete(id, phase)) < 0)
+        return rc_or_raise(rc, PyExc_ValueError);
+    return PyBool_FromLong(rc);
+}
+
+ID_FN(session_advance_phase, pn_session_advance_phase(id))
+ID_FN(session_flush, pn_session_flush(id))
+
+static PyObject *
+state_enter(PyObject *self, PyObject *name)
+{
+    const char *s = name == Py_None ? NULL : PyUnicode_AsUTF8(name);
+    if (!s && name != Py_None)
+        return NULL;
+    return rc_or_raise(pn_state_enter(s), PyExc_MemoryError);
+}
+
+static PyObject *
+state_exit(PyObject *self, PyObject *args)
+{
+    pn_state_exit();
+    Py_RETURN_NONE;
+}
+
 /* pn_scope_enter(name) -> id; METH_O: this is on the per-scope path. */
 static PyObject *
 scope_enter(PyObject *self, PyObject *name)
@@ -506,6 +562,13 @@ static PyMethodDef methods[] = {
     {"pn_session_finalize", session_finalize, METH_VARARGS, NULL},
     {"pn_session_depth", session_depth, METH_VARARGS, NULL},
     {"pn_session_tree_json", session_tree_json, METH_VARARGS, NULL},
+    {"pn_session_phase_tree", session_phase_tree, METH_VARARGS, NULL},
+    {"pn_session_advance_phase", session_advance_phase, METH_VARARGS, NULL},
+    {"pn_session_flush", session_flush, METH_VARARGS, NULL},
+    {"pn_session_phase_complete", session_phase_complete, METH_VARARGS, NULL},
+    {"pn_session_clear", session_clear, METH_VARARGS, NULL},
+    {"pn_state_enter", state_enter, METH_O, NULL},
+    {"pn_state_exit", state_exit, METH_NOARGS, NULL},
     {"pn_scope_enter", scope_enter, METH_O, NULL},
     {"pn_scope_leave", scope_leave, METH_O, NULL},
     {"pn_scope_exit", scope_exit, METH_VARARGS, NULL},

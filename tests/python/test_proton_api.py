@@ -237,7 +237,9 @@ def test_output_format_errors(cwd):
     _raises(ValueError, "Output format not supported", proton.finalize, t, "hatchet")
     _raises(ValueError, "Output format not supported", proton.finalize, t, "hatchet_msgpack")
     proton.finalize(t, "chrome_trace")
-    assert sorted(os.listdir(cwd)) == ["of.hatchet", "of_trace.chrome_trace"]
+    m = proton.start("of_mp")  # hatchet_msgpack is a tree format (reference §1.2)
+    proton.finalize(m, "hatchet_msgpack")
+    assert sorted(os.listdir(cwd)) == ["of.hatchet", "of_mp.hatchet_msgpack", "of_trace.chrome_trace"]
 
 
 def test_default_name_writes_proton_hatchet(cwd, bufs):

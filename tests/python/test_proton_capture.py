@@ -420,6 +420,48 @@ def test_events_page_faults_console(tmp_path):
     assert {k: v["count"] for k, v in t["rows"].items()} == {ADD_ROW: A, SCALE_ROW: S}
 
 
+PAGE_FAULT_CHILD = """
+import ctypes
+ctypes.CDLL(None).prctl(41, 1, 0, 0, 0)  # PR_SET_THP_DISABLE: 4 KiB pages, one fault per page written
+
+@triton.jit
+def fill_kernel(out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.zeros((BLOCK,), tl.float32) + 1.0, mask=offs < n)
+
+BLOCK = 16384                      # 64 KiB of float32 per program: 16 fresh pages each
+small = torch.empty(BLOCK)
+fill_kernel[(1,)](small, BLOCK, BLOCK=BLOCK)  # compiled (and recorded) before the measured launch
+n = 64 * 1024 * 1024 // 4          # 64 MiB, allocated by mmap and never touched before the launch
+out = torch.empty(n)
+fill_kernel[(n // BLOCK,)](out, n, BLOCK=BLOCK)
+assert bool((out[::1024] == 1.0).all())
+print(os.sysconf("SC_PAGE_SIZE"), n * 4)
+"""
+
+
+def test_worker_thread_page_faults_are_counted(tmp_path):
+    """Counter values of a launch include every OpenMP worker's work (issue 3 item 4):
+    a grid of 1024 programs, run by 2 threads, writes 64 MiB of fresh pages; the
+    launch's page-faults are at least ~the number of pages written (each thread
+    faults in its own half), not only the launching thread's share."""
+    p = pu.check_ok(pu.run_child("import os\n" + PAGE_FAULT_CHILD, tmp_path, {
+        "PROTON_KERNEL_CAPTURE": "1", "PROTON_EVENTS": "page-faults", "PROTON_OUTPUT": "cap.json",
+        "OMP_NUM_THREADS": "2"}))
+    page, nbytes = map(int, p.stdout.split())
+    pages = nbytes // page
+    tr = pu.load_json(tmp_path / "cap.json")
+    big = [e for e in pu.kernel_events(tr, "fill_kernel") if e["args"]["grid"] == [1024, 1, 1]]
+    assert len(big) == 1, pu.kernel_events(tr)
+    args = big[0]["args"]
+    assert args["threads"] == 2, args  # both OpenMP threads ran programs
+    faults = args["counters"]["page-faults"]
+    # one thread alone sees about half; the sum of both is about all pages (a few
+    # more for the runtime's own first touches)
+    assert faults >= 0.9 * pages, (faults, pages)
+    assert faults <= 1.5 * pages + 2000, (faults, pages)
+
+
 @pytest.mark.parametrize("events", [
     "no-such-event-xyz,page-faults",
     "no-such-event-xyz",

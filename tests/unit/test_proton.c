@@ -1,6 +1,6 @@
 /*
  * test_proton.c — sessions, host scopes, kernel and in-kernel scope aggregation,
- * vector metrics, python-context call paths (proton/src: pn_session, pn_scope,
+ * vector metrics, states, a new thread's stack, phases, msgpack, python-context call paths (proton/src: pn_session, pn_scope,
  * pn_launch, pn_tree, pn_merge, pn_frames).
  *
  * Every test runs on the fake clock (1 tick = 1 ns, moved by the test), so times
@@ -638,6 +638,179 @@ test_vector_metrics_threads(void **state)
     assert_int_equal(pn_session_finalize(id, ""), 0);
 }
 
+/* ---- states, a new thread's stack, phases, msgpack (reference §1.4-§1.6, §3.1) --------------- */
+
+/* upstream's state test: test0, state, test1 with a metric → ROOT/test0/test1/state
+ * holds the metric; a kernel hangs below the state; the metadata state is two levels */
+static void
+test_states(void **state)
+{
+    uint32_t k = pt_kernel("add_kernel", 0, NULL);
+    int id = pn_session_start(pt_path("states"), PN_CONTEXT_SHADOW, PN_DATA_TREE);
+    uint64_t s0, s1;
+    cJSON *t, *root;
+    (void)state;
+    pt_tick(100);
+    s0 = pn_scope_enter("test0");
+    assert_int_equal(pn_state_enter("state"), 0);
+    s1 = pn_scope_enter("test1");
+    assert_int_equal(pn_scope_add_metric("a", PN_METRIC_DOUBLE, 0, 1.0), 0);
+    pt_launch(k, 1, 10, 0);
+    assert_int_equal(pn_scope_exit(s1), 0);
+    pt_launch(k, 1, 20, 0);
+    pn_state_exit();
+    pt_launch(k, 1, 30, 0);
+    assert_int_equal(pn_state_enter("__proton_launch_metadata:add_kernel"), 0);
+    pt_launch(k, 1, 40, 0);
+    pn_state_exit();
+    assert_int_equal(pn_scope_exit(s0), 0);
+    t = pt_tree(id);
+    root = cJSON_GetArrayItem(t, 0);
+    assert_true(pt_metric(pt_find(root, "test0/test1/state"), "a") == 1.0);
+    assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(pt_find(root, "test0/test1"), "metrics"), "a"));
+    assert_int_equal(pt_im(pt_find(root, "test0/test1/state/add_kernel"), "time (ns)"), 10);
+    assert_int_equal(pt_im(pt_find(root, "test0/state/add_kernel"), "time (ns)"), 20);
+    assert_int_equal(pt_im(pt_find(root, "test0/add_kernel"), "time (ns)"), 30);
+    assert_int_equal(pt_im(pt_find(root, "test0/__proton_launch_metadata/add_kernel/add_kernel"), "time (ns)"), 40);
+    cJSON_Delete(t);
+    assert_int_equal(pn_session_finalize(id, ""), 0);
+}
+
+static void *
+inherit_thread(void *p)
+{
+    uint64_t s = pn_scope_enter("in_thread");
+    (void)p;
+    pt_launch(*(uint32_t *)p, 1, 5, 0);
+    pn_scope_exit(s);
+    return NULL;
+}
+
+/* a thread that first records into a session starts from the main thread's open
+ * scopes (and never pops them) */
+static void
+test_thread_inherits_main_stack(void **state)
+{
+    uint32_t k = pt_kernel("add_kernel", 0, NULL);
+    int id = pn_session_start(pt_path("inherit"), PN_CONTEXT_SHADOW, PN_DATA_TREE);
+    uint64_t s;
+    pthread_t th;
+    cJSON *t;
+    (void)state;
+    pt_tick(100);
+    s = pn_scope_enter("main_outer");
+    pthread_create(&th, NULL, inherit_thread, &k);
+    pthread_join(th, NULL);
+    assert_int_equal(pn_scope_exit(s), 0);
+    pthread_create(&th, NULL, inherit_thread, &k);
+    pthread_join(th, NULL);
+    t = pt_tree(id);
+    assert_int_equal(pt_im(pt_find(cJSON_GetArrayItem(t, 0), "main_outer/in_thread/add_kernel"), "count"), 1);
+    assert_int_equal(pt_im(pt_find(cJSON_GetArrayItem(t, 0), "in_thread/add_kernel"), "count"), 1);
+    cJSON_Delete(t);
+    assert_int_equal(pn_session_finalize(id, ""), 0);
+}
+
+static cJSON *
+phase_tree(int id, int phase)
+{
+    PtBuf b = { 0 };
+    cJSON *j;
+    assert_int_equal(pn_session_phase_tree(id, phase, 0, pt_buf_write, &b), 0);
+    j = cJSON_Parse(b.s);
+    free(b.s);
+    return j;
+}
+
+/* phases: completion only by flushing, open scopes carry over, clear, part files */
+static void
+test_phases(void **state)
+{
+    uint32_t k = pt_kernel("add_kernel", 0, NULL);
+    int id = pn_session_start(pt_path("phases"), PN_CONTEXT_SHADOW, PN_DATA_TREE);
+    uint64_t s;
+    cJSON *t;
+    char *txt;
+    (void)state;
+    pt_tick(100);
+    s = pn_scope_enter("step");
+    pt_launch(k, 1, 10, 0);
+    assert_int_equal(pn_session_phase_complete(id, 0), 0);
+    assert_int_equal(pn_session_advance_phase(id), 1);
+    pt_launch(k, 1, 20, 0);
+    assert_int_equal(pn_scope_exit(s), 0);
+    pt_launch(k, 1, 30, 0);
+    assert_int_equal(pn_session_phase_complete(id, 0), 0);
+    assert_int_equal(pn_session_flush(id), 0);
+    assert_int_equal(pn_session_phase_complete(id, 0), 1);
+    assert_int_equal(pn_session_phase_complete(id, 1), 0);
+    t = phase_tree(id, 0);
+    assert_int_equal(pt_im(pt_find(cJSON_GetArrayItem(t, 0), "step/add_kernel"), "time (ns)"), 10);
+    cJSON_Delete(t);
+    t = phase_tree(id, 1);
+    assert_int_equal(pt_im(pt_find(cJSON_GetArrayItem(t, 0), "step/add_kernel"), "time (ns)"), 20);
+    assert_int_equal(pt_im(pt_find(cJSON_GetArrayItem(t, 0), "add_kernel"), "time (ns)"), 30);
+    cJSON_Delete(t);
+    /* clearing the current phase starts it over; a phase not held is an empty tree */
+    assert_int_equal(pn_session_clear(id, 1, 0), 0);
+    pt_launch(k, 1, 40, 0);
+    t = phase_tree(id, 1);
+    assert_int_equal(pt_nchildren(cJSON_GetArrayItem(t, 0)), 1);
+    assert_int_equal(pt_im(pt_find(cJSON_GetArrayItem(t, 0), "add_kernel"), "time (ns)"), 40);
+    cJSON_Delete(t);
+    t = phase_tree(id, 7);
+    assert_int_equal(pt_nchildren(cJSON_GetArrayItem(t, 0)), 0);
+    cJSON_Delete(t);
+    assert_int_equal(pn_session_advance_phase(id), 2);
+    assert_int_equal(pn_session_clear(id, 0, 0), 0);
+    assert_int_equal(pn_session_finalize(id, ""), 0);
+    assert_null(pt_read(pt_path("phases.part_0.hatchet")));
+    assert_non_null(txt = pt_read(pt_path("phases.part_1.hatchet")));
+    free(txt);
+    assert_non_null(txt = pt_read(pt_path("phases.part_2.hatchet")));
+    free(txt);
+    assert_null(pt_read(pt_path("phases.hatchet")));
+    assert_int_equal(pn_session_advance_phase(id), -EINVAL);
+}
+
+static void
+mp_write(const char *s, size_t n, void *user)
+{
+    pt_buf_write(s, n, user);
+}
+
+/* the msgpack encoding of small values, byte for byte */
+static void
+test_msgpack_encoding(void **state)
+{
+    static const unsigned char want[] = {
+        0x86,                                           /* map of 6 */
+        0xa1, 'a', 0x93, 0x01, 0xff, 0xcd, 0x01, 0x00,  /* "a": [1, -1, 256] */
+        0xa1, 'b', 0xca, 0x3f, 0xc0, 0x00, 0x00,        /* "b": 1.5 (float32, exact) */
+        0xa1, 'c', 0xcb, 0x3f, 0xb9, 0x99, 0x99, 0x99, 0x99, 0x99, 0x9a, /* "c": 0.1 */
+        0xa1, 'd', 0xd1, 0xfe, 0xd4,                    /* "d": -300 */
+        0xa1, 'e', 0xa2, 'h', 'i',                      /* "e": "hi" */
+        0xa1, 'f', 0xc0,                                /* "f": null */
+    };
+    cJSON *o = cJSON_CreateObject(), *a = cJSON_CreateArray();
+    PtBuf b = { 0 };
+    (void)state;
+    cJSON_AddItemToArray(a, pn_json_int(1));
+    cJSON_AddItemToArray(a, pn_json_int(-1));
+    cJSON_AddItemToArray(a, pn_json_uint(256));
+    cJSON_AddItemToObject(o, "a", a);
+    cJSON_AddItemToObject(o, "b", pn_json_double(1.5));
+    cJSON_AddItemToObject(o, "c", pn_json_double(0.1));
+    cJSON_AddItemToObject(o, "d", pn_json_int(-300));
+    cJSON_AddStringToObject(o, "e", "hi");
+    cJSON_AddNullToObject(o, "f");
+    assert_int_equal(pn_msgpack_write(o, mp_write, &b), 0);
+    assert_int_equal(b.n, sizeof want);
+    assert_memory_equal(b.s, want, sizeof want);
+    free(b.s);
+    cJSON_Delete(o);
+}
+
 /* ---- python-context sessions ------------------------------------------------------------- */
 
 /* kernels under the Python stack handed over before the launch, outermost first;
@@ -750,6 +923,10 @@ main(void)
         cmocka_unit_test_setup(test_vector_metrics, setup),
         cmocka_unit_test_setup(test_vector_metric_errors, setup),
         cmocka_unit_test_setup(test_vector_metrics_threads, setup),
+        cmocka_unit_test_setup(test_states, setup),
+        cmocka_unit_test_setup(test_thread_inherits_main_stack, setup),
+        cmocka_unit_test_setup(test_phases, setup),
+        cmocka_unit_test_setup(test_msgpack_encoding, setup),
         cmocka_unit_test_setup(test_python_frames, setup),
         cmocka_unit_test_setup(test_python_frames_limits, setup),
     };

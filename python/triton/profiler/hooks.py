@@ -1,10 +1,15 @@
-"""triton.profiler.hooks: Hook, HookManager, LaunchHook (upstream semantics).
+"""triton.profiler.hooks: Hook, HookManager, LaunchHook (upstream semantics,
+reference/proton.md §1.7).
 
-The C launcher calls the active hooks around each launch when any is registered
-(triton.knobs.runtime.launch_enter_hook / launch_exit_hook).
+While any hook is active, HookManager puts its enter/exit on
+triton.knobs.runtime.launch_enter_hook / launch_exit_hook (the C launcher then calls
+them around each launch). It never replaces a hook the user set there: a HookChain
+already on the knob gets HookManager added to it; a plain function is wrapped with
+HookManager in a new HookChain, and put back when the last hook is deactivated.
 """
 from __future__ import annotations
 
+import contextvars
 import re
 
 
@@ -53,12 +58,18 @@ class LazyDict(dict):
 
 
 class LaunchHook(Hook):
-    """hook="triton": kernels are named and get flops*/bytes from launch_metadata."""
+    """hook="triton": kernels are named and get flops*/bytes from launch_metadata.
+
+    The metadata function runs under metadata_state(<kernel>), so kernels it launches
+    are recorded below `__proton_launch_metadata/<kernel>`; a launch made while this
+    hook is already handling one (on this thread or task: a ContextVar) is not treated
+    as a new op."""
 
     priority = 100
     _instance = None
     include = None
     exclude = None
+    in_hook = contextvars.ContextVar("proton_launch_hook_in_hook", default=False)
 
     def __new__(cls):
         if cls._instance is None:
@@ -78,11 +89,21 @@ class LaunchHook(Hook):
 
     def enter(self, metadata):
         from triton._C import tritium as _C
+        from .state import metadata_state
+        if LaunchHook.in_hook.get():  # launched from inside a launch_metadata function
+            return
         raw = dict.get(metadata, "name", "")
         if not self._wanted(raw):  # filter on the kernel's own name, before launch_metadata runs
             return
-        data = metadata.get() if isinstance(metadata, LazyDict) else dict(metadata)
+        token = LaunchHook.in_hook.set(True)
+        try:
+            with metadata_state(raw):
+                data = metadata.get() if isinstance(metadata, LazyDict) else dict(metadata)
+        finally:
+            LaunchHook.in_hook.reset(token)
         kname = data.get("name", raw)
+        if not isinstance(kname, str):
+            kname = raw
         metrics = {}
         for k, v in data.items():
             if k in ("name", "function", "stream"):
@@ -105,16 +126,21 @@ class InstrumentationHook(Hook):
         self.mode = mode
 
     def activate(self):
+        import triton.knobs as knobs
         from .flags import flags
         if InstrumentationHook._active:
             raise RuntimeError("Only one instance of the instrumentation hook can be active at a time.")
         InstrumentationHook._active = True
         flags.instrumentation_on = True
+        from . import mode as _mode
+        knobs.compilation.instrumentation_mode = str(self.mode) if self.mode else str(_mode.Default())
 
     def deactivate(self):
+        import triton.knobs as knobs
         from .flags import flags
         InstrumentationHook._active = False
         flags.instrumentation_on = False
+        knobs.compilation.instrumentation_mode = ""
 
 
 class HookManager:
@@ -181,12 +207,32 @@ class HookManager:
         for h in reversed(HookManager.active_hooks):
             h.exit(metadata)
 
+    # per knob: (the HookChain HookManager put there or joined, what was there before)
+    _installed: dict = {}
+
     @staticmethod
     def _install():
         import triton.knobs as knobs
-        if HookManager.active_hooks:
-            knobs.runtime.launch_enter_hook = HookManager.enter
-            knobs.runtime.launch_exit_hook = HookManager.exit
-        elif knobs.runtime.launch_enter_hook is HookManager.enter:
-            knobs.runtime.launch_enter_hook = None
-            knobs.runtime.launch_exit_hook = None
+        for attr, fn, rev in (("launch_enter_hook", HookManager.enter, False),
+                              ("launch_exit_hook", HookManager.exit, True)):
+            cur = getattr(knobs.runtime, attr)
+            mine = HookManager._installed.get(attr)
+            if HookManager.active_hooks:
+                if isinstance(cur, knobs.HookChain):
+                    if fn not in cur:
+                        cur.add(fn)
+                    if mine is None or mine[0] is not cur:
+                        HookManager._installed[attr] = (cur, cur)  # the user's chain: joined
+                else:  # None or a user's own function: wrap it, keep it first
+                    chain = knobs.HookChain(reversed=rev)
+                    if cur is not None:
+                        chain.add(cur)
+                    chain.add(fn)
+                    setattr(knobs.runtime, attr, chain)
+                    HookManager._installed[attr] = (chain, cur)
+            elif mine is not None:
+                chain, before = HookManager._installed.pop(attr)
+                if cur is chain and before is not chain:  # ours: put back what the user had
+                    setattr(knobs.runtime, attr, before)
+                elif isinstance(cur, knobs.HookChain):  # the user's chain: leave only theirs
+                    cur.remove(fn)

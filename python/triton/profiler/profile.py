@@ -20,9 +20,10 @@ _python_sessions: set = set()  # ids of context="python" sessions (context.depth
 
 
 def _disabled():
-    import os
-    return os.environ.get("TRITON_PROTON_DISABLE", os.environ.get("TRITON_DISABLE_PROTON", "0")).lower() in (
-        "1", "true", "on", "yes")
+    """triton.knobs.proton.disable (which reads TRITON_PROTON_DISABLE, alias
+    TRITON_DISABLE_PROTON, until it is set in code)."""
+    import triton.knobs as knobs
+    return bool(knobs.proton.disable)
 
 
 def _mode_str(mode):
@@ -44,7 +45,8 @@ def _mode_str(mode):
 def start(name: Optional[str] = None, *, context: Optional[str] = "shadow", data: Optional[str] = "tree",
           backend: Optional[str] = None, mode=None, hook=None) -> Optional[int]:
     """Starts (and activates) a profiling session; returns its id, or None when
-    profiling is disabled (TRITON_PROTON_DISABLE) or run under the proton CLI."""
+    profiling is disabled (triton.knobs.proton.disable, TRITON_PROTON_DISABLE) or run
+    under the proton CLI."""
     if flags.command_line or _disabled():
         return None
     ctx = (context or "shadow").lower()
@@ -86,9 +88,15 @@ def activate(session: Optional[int] = None) -> None:
 
 
 def deactivate(session: Optional[int] = None, flushing: bool = False) -> None:
+    """Stops recording (the data stays). flushing=True also completes every phase
+    before the current one (data.is_phase_complete); on the CPU nothing is buffered
+    elsewhere, so that is all a flush has to do."""
     if flags.command_line and session not in (None, 0):
         raise ValueError("Only one session can be deactivated when running from the command line.")
-    _C.pn_session_deactivate(-1 if session is None else session)
+    sid = -1 if session is None else session
+    if flushing:
+        _C.pn_session_flush(sid)
+    _C.pn_session_deactivate(sid)
     HookManager.deactivate(session)
 
 
@@ -98,8 +106,6 @@ def finalize(session: Optional[int] = None, output_format: Optional[str] = "") -
     fmt = output_format or ""
     if fmt not in ("", "hatchet", "chrome_trace", "hatchet_msgpack"):
         raise ValueError(f"Unknown output format: {fmt}")
-    if fmt == "hatchet_msgpack":
-        raise ValueError("Output format not supported")
     _C.pn_session_finalize(-1 if session is None else session, fmt)
     if session is None:
         _session_modes.clear()

@@ -1,6 +1,8 @@
 """`triton.profiler.proton`: the profiler API under this name too, and the `proton`
-command line (`python -m triton.profiler.proton [options] script.py [args]`), which
-profiles a whole script in one session (upstream semantics, reference/proton.md §5)."""
+command line (`proton [options] script.py [args]`, `proton [options] pytest [args]`,
+or `python -m triton.profiler.proton ...`), which profiles a whole script in one
+session (upstream semantics, reference/proton.md §5). `proton -m pytest ...` is taken
+as `proton pytest ...` (pytest is not a mode)."""
 from __future__ import annotations
 
 import argparse
@@ -14,7 +16,27 @@ from .scope import cpu_timed_scope, enter_scope, exit_scope, scope  # noqa: F401
 from .state import enter_state, exit_state, state  # noqa: F401
 
 
+_VALUE_OPTS = ("-n", "--name", "-b", "--backend", "-c", "--context", "-m", "--mode", "-d", "--data", "-k", "--hook")
+
+
+def _pytest_as_module(argv):
+    """`-m pytest` among the options (before the target) becomes the target `pytest`."""
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-m", "--mode") and i + 1 < len(argv) and argv[i + 1] == "pytest":
+            return argv[:i] + ["pytest"] + argv[i + 2:]
+        if a in _VALUE_OPTS:
+            i += 2
+        elif a.startswith("-"):
+            i += 1
+        else:
+            break
+    return argv
+
+
 def main(argv=None):
+    argv = _pytest_as_module(list(sys.argv[1:] if argv is None else argv))
     p = argparse.ArgumentParser(prog="proton", description="Profile a Python script (or pytest) with Proton.")
     p.add_argument("-n", "--name", default=DEFAULT_PROFILE_NAME, help="output path without suffix")
     p.add_argument("-b", "--backend", default=None, choices=["cpu", "instrumentation"])
