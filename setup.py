@@ -10,7 +10,7 @@ import subprocess
 import sys
 import sysconfig
 
-from setuptools import setup
+from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -34,4 +34,15 @@ class BuildWithMake(build_py):
         super().run()
 
 
-setup(cmdclass={"build_py": BuildWithMake})
+class BinaryDistribution(Distribution):
+    """The wheel carries a CPython extension, native libraries and programs: tag it for
+    this interpreter and platform, not py3-none-any."""
+
+    def has_ext_modules(self):
+        return True
+
+
+# setuptools' default build/lib is the Makefile's archive directory (libtritium_ir.a, ...),
+# which would end up at the top of the wheel: stage the wheel's files elsewhere.
+setup(cmdclass={"build_py": BuildWithMake}, distclass=BinaryDistribution,
+      options={"build": {"build_base": os.path.join("build", "setuptools")}})

@@ -43,3 +43,7 @@ CLEAN_EXTRA += $(CG_LIB)
 TEST_LIBS_test_codegen := $(CG_OBJS) $(MLIR_LIBS)
 TEST_LIBS_test_lo_math := $(CG_OBJS) $(MLIR_LIBS)
 $(BUILD)/tests/test_codegen $(BUILD)/tests/test_lo_math: $(CG_OBJS)
+
+# test_opt_stages runs the tritium-opt of its own build tree (the SAN build's is
+# built with ASan), so building the test builds the tool.
+$(BUILD)/tests/test_opt_stages: $(OPT_BIN)

@@ -1,7 +1,7 @@
 /*
  * tritium_opt.c — tritium-opt: reads TTIR, runs the IR pipeline, emits a stage.
  *
- *   tritium-opt file.ttir [--emit=ttir|linalg|llmlir|llir|asm|so] [-o out]
+ *   tritium-opt file.ttir [--emit=ttir|linalg|llmlir|llir|asm|obj|so] [-o out]
  *               [--dump=<pass>|all|input] [--no-passes] [--print-locs]
  *
  * Lets every compiler stage be tested from a text file without Python
@@ -27,8 +27,9 @@
 #pragma weak cg_compile
 #pragma weak cg_result_fini
 
-enum { EMIT_TTIR, EMIT_LINALG, EMIT_LLMLIR, EMIT_LLIR, EMIT_ASM, EMIT_SO, EMIT_COUNT };
-static const char *const emit_names[EMIT_COUNT] = {"ttir", "linalg", "llmlir", "llir", "asm", "so"};
+/* ORDER EMIT: the stages in pipeline order */
+enum { EMIT_TTIR, EMIT_LINALG, EMIT_LLMLIR, EMIT_LLIR, EMIT_ASM, EMIT_OBJ, EMIT_SO, EMIT_COUNT };
+static const char *const emit_names[EMIT_COUNT] = {"ttir", "linalg", "llmlir", "llir", "asm", "obj", "so"};
 
 typedef struct Opts {
     const char *in, *out, *dump;
@@ -41,7 +42,7 @@ usage(FILE *f)
 {
     fputs("usage: tritium-opt FILE.ttir|- [options]\n"
           "  --emit=STAGE     ttir (default), linalg, llmlir (LLVM-dialect MLIR), llir (LLVM IR),\n"
-          "                   asm, so (shared library; needs -o)\n"
+          "                   asm, obj (relocatable ELF object), so (shared library; needs -o)\n"
           "  -o FILE          output file (default: standard output)\n"
           "  --dump=PASS      print the IR to stderr after PASS (canonicalize, cse, dce),\n"
           "                   after every pass (all), or as parsed (input)\n"
@@ -123,7 +124,8 @@ emit_ttir(const Opts *o, IrModule *m)
     return rc;
 }
 
-/* Lowering and code generation: linalg, llmlir, llir, asm, so. */
+/* Lowering and code generation: linalg, llmlir, llir, asm, obj, so. Only so links
+ * (ld.lld, written to -o FILE); the other stages come from cg_compile's result. */
 static int
 emit_native(const Opts *o, IrModule *m)
 {
@@ -150,36 +152,32 @@ emit_native(const Opts *o, IrModule *m)
         free(text);
         return rc;
     }
-    if (o->emit == EMIT_SO && (!o->out || !strcmp(o->out, "-"))) {
+    bool to_stdout = !o->out || !strcmp(o->out, "-");
+    if (o->emit == EMIT_SO && to_stdout) {
         free(text);
         return fail("%s", "--emit=so needs -o FILE");
     }
-    char tmp[] = "/tmp/tritium-opt-XXXXXX";
-    const char *so = o->emit == EMIT_SO ? o->out : tmp;
-    if (o->emit != EMIT_SO) {
-        int fd = mkstemp(tmp);
-        if (fd < 0) {
-            free(text);
-            return fail("cannot create a temporary file: %s", strerror(errno));
-        }
-        close(fd);
+    if (o->emit == EMIT_OBJ && to_stdout && isatty(STDOUT_FILENO)) {
+        free(text);
+        return fail("%s", "--emit=obj writes binary data: use -o FILE or a pipe");
     }
-    CgOptions co = {.target = target, .opt_level = 3, .want_stages = o->emit != EMIT_SO};
+    CgOptions co = {.target = target, .opt_level = 3, .want_stages = o->emit < EMIT_OBJ};
     CgResult res;
     memset(&res, 0, sizeof res);
-    int rc = cg_compile(text, len, &co, so, &res);
+    int rc = cg_compile(text, len, &co, o->emit == EMIT_SO ? o->out : NULL, &res);
     free(text);
-    if (so == tmp)
-        unlink(tmp);
     if (rc != 0) {
         fprintf(stderr, "tritium-opt: code generation failed: %s\n", res.error ? res.error : "?");
         cg_result_fini(&res);
         return 1;
     }
-    const char *stage = o->emit == EMIT_LLMLIR ? res.ll_mlir : o->emit == EMIT_LLIR ? res.llvm_ir
-                                                                                     : res.asm_text;
-    if (o->emit != EMIT_SO)
+    if (o->emit == EMIT_OBJ) {
+        rc = res.obj ? write_out(o, (const char *)res.obj, res.obj_len) : fail("%s", "no object was produced");
+    } else if (o->emit != EMIT_SO) {
+        const char *stage = o->emit == EMIT_LLMLIR ? res.ll_mlir : o->emit == EMIT_LLIR ? res.llvm_ir
+                                                                                         : res.asm_text;
         rc = stage ? write_out(o, stage, strlen(stage)) : fail("%s", "the stage was not produced");
+    }
     cg_result_fini(&res);
     return rc;
 }
@@ -198,7 +196,7 @@ parse_args(int argc, char **argv, Opts *o)
         case 'e':
             o->emit = ir_name_lookup(emit_names, EMIT_COUNT, optarg, strlen(optarg));
             if (o->emit < 0)
-                return fail("unknown stage '%s' (ttir, linalg, llmlir, llir, asm, so)", optarg);
+                return fail("unknown stage '%s' (ttir, linalg, llmlir, llir, asm, obj, so)", optarg);
             break;
         case 'd':
             if (!ir_pipeline_has_pass(optarg))

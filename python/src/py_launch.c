@@ -90,7 +90,7 @@ compiled_init(PyObject *self, PyObject *args, PyObject *kw)
     rc = rt_kernel_load(path, &c->k);
     Py_END_ALLOW_THREADS
     if (rc < 0) {
-        py_err(PyExc_RuntimeError, "cannot load kernel %s: %s", path, rt_last_error());
+        py_err(PyExc_RuntimeError, "%s", rt_last_error()); /* names the path already */
         return -1;
     }
     c->fn = rt_kernel_fn(c->k);
@@ -333,6 +333,19 @@ typedef struct Kernel {
 
 static PyTypeObject Kernel_Type, Launch_Type;
 static PyObject *dtype_map;  /* {dtype object: code} filled from Python */
+
+/* triton.runtime.jit._refresh_dtypes(): 1 when it registered new dtypes (torch was
+ * imported after triton), 0 when not, -1 with an exception. Only on a lookup miss. */
+static int
+refresh_dtypes(void)
+{
+    PyObject *mod = PyImport_ImportModule("triton.runtime.jit");
+    PyObject *r = mod ? PyObject_CallMethod(mod, "_refresh_dtypes", NULL) : NULL;
+    Py_XDECREF(mod);
+    int rc = r ? PyObject_IsTrue(r) : -1;
+    Py_XDECREF(r);
+    return rc;
+}
 static int hooks_on;         /* triton.knobs.runtime.launch_enter/exit_hook set */
 /* Process-wide switches that change what a kernel compiles to (bit 0: Proton
  * instrumentation on); part of every specialisation's identity, so toggling
@@ -607,6 +620,8 @@ specialize(Kernel *k, Bound *b)
                 return -1;
             }
             PyObject *code = dtype_map ? PyDict_GetItemWithError(dtype_map, dt) : NULL;
+            if (!code && !PyErr_Occurred() && dtype_map && refresh_dtypes() > 0)
+                code = PyDict_GetItemWithError(dtype_map, dt); /* torch imported after triton */
             if (!code && !PyErr_Occurred() && dtype_map) {
                 /* numpy dtypes hash by value; look up by their string form too */
                 PyObject *s = PyObject_Str(dt);
@@ -780,9 +795,9 @@ meta_dict(Kernel *k, Bound *b)
     return d;
 }
 
-/* Calls triton.runtime.jit.<fn>(a, b, c) (launch hooks; rare, so looked up each time). */
+/* Calls triton.runtime.jit.<fn>(a, b, c, d) (launch hooks; rare, so looked up each time). */
 static PyObject *
-hook_call(const char *fn, PyObject *a, PyObject *b, PyObject *c)
+hook_call(const char *fn, PyObject *a, PyObject *b, PyObject *c, PyObject *d)
 {
     PyObject *mod = PyImport_ImportModule("triton.runtime.jit");
     if (!mod)
@@ -791,18 +806,20 @@ hook_call(const char *fn, PyObject *a, PyObject *b, PyObject *c)
     Py_DECREF(mod);
     if (!f)
         return NULL;
-    PyObject *r = b ? PyObject_CallFunctionObjArgs(f, a, b, c, NULL) : PyObject_CallOneArg(f, a);
+    PyObject *r = b ? PyObject_CallFunctionObjArgs(f, a, b, c, d, NULL) : PyObject_CallOneArg(f, a);
     Py_DECREF(f);
     return r;
 }
 
 static PyObject *meta_dict(Kernel *k, Bound *b);
 
+/* _launch_hook_enter(kernel, grid, args, compiled): the compiled specialisation gives
+ * launch_metadata functions their metadata argument */
 static PyObject *
-hook_enter(Kernel *k, const int32_t g[3], Bound *b)
+hook_enter(Kernel *k, const int32_t g[3], Bound *b, Compiled *c)
 {
     PyObject *grid = Py_BuildValue("(iii)", g[0], g[1], g[2]), *args = meta_dict(k, b);
-    PyObject *r = grid && args ? hook_call("_launch_hook_enter", (PyObject *)k, grid, args) : NULL;
+    PyObject *r = grid && args ? hook_call("_launch_hook_enter", (PyObject *)k, grid, args, (PyObject *)c) : NULL;
     Py_XDECREF(grid);
     Py_XDECREF(args);
     return r;
@@ -846,7 +863,7 @@ do_launch(Kernel *k, PyObject *grid, PyObject *const *args, Py_ssize_t nargs, Py
             return NULL;
     }
     PyObject *hook_meta = NULL;
-    if (hooks_on && !(hook_meta = hook_enter(k, g, &b)))
+    if (hooks_on && !(hook_meta = hook_enter(k, g, &b, c)))
         return NULL;
     int rc, pyf = __builtin_expect(pn_python_active(), 0);
     if (pyf)
@@ -862,7 +879,7 @@ do_launch(Kernel *k, PyObject *grid, PyObject *const *args, Py_ssize_t nargs, Py
     if (pyf)
         pn_python_frames(NULL, 0); /* not left pending when nothing was recorded */
     if (hook_meta) {
-        PyObject *r = hook_call("_launch_hook_exit", hook_meta, NULL, NULL);
+        PyObject *r = hook_call("_launch_hook_exit", hook_meta, NULL, NULL, NULL);
         Py_DECREF(hook_meta);
         if (!r)
             return NULL;

@@ -13,12 +13,15 @@
 #include "rt_int.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 struct RtKernel {
     void *handle;
@@ -67,6 +70,44 @@ dl_name(const char *path, const struct stat *st)
     return name;
 }
 
+#if defined(__x86_64__)
+#define HOST_MACHINE EM_X86_64
+#elif defined(__riscv)
+#define HOST_MACHINE EM_RISCV
+#elif defined(__aarch64__)
+#define HOST_MACHINE EM_AARCH64
+#endif
+
+static const char *
+machine_name(unsigned m)
+{
+    return m == EM_X86_64 ? "x86-64" : m == EM_RISCV ? "RISC-V" : m == EM_AARCH64 ? "AArch64" : "another CPU";
+}
+
+/* 0, or -1 with the error set when the file is an ELF object for another CPU
+ * (dlopen would only say "cannot open shared object file"). */
+static int
+check_machine(const char *so_path)
+{
+#ifdef HOST_MACHINE
+    Elf64_Ehdr h;
+    int fd = open(so_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0; /* dlopen reports it */
+    ssize_t n = read(fd, &h, sizeof h);
+    close(fd);
+    if (n == (ssize_t)sizeof h && !memcmp(h.e_ident, ELFMAG, SELFMAG) && h.e_machine != HOST_MACHINE)
+        return rt_fail(ENOEXEC,
+                       "cannot load kernel %s: it is %s code and this process runs on %s "
+                       "(compiled with SPINE_TRITON_TARGET_ARCH? run it on the target or under qemu; "
+                       "triton.compile() cross-compiles without loading)",
+                       so_path, machine_name(h.e_machine), machine_name(HOST_MACHINE));
+#else
+    (void)so_path;
+#endif
+    return 0;
+}
+
 /* Documented in runtime.h. The lock covers choosing the name and dlopen, so two
  * threads loading replaced files cannot pick the same alias. */
 int
@@ -83,6 +124,8 @@ rt_kernel_load(const char *so_path, RtKernel **out)
                        so_path ? so_path : "(null)", strerror(so_path ? errno : EINVAL));
     if (!S_ISREG(st.st_mode)) /* dlopen would block on a FIFO */
         return rt_fail(ENOEXEC, "cannot load kernel %s: not a regular file", so_path);
+    if ((rc = check_machine(so_path)) < 0)
+        return rc;
     pthread_mutex_lock(&live_lock);
     k = rt_xcalloc(1, sizeof *k);
     k->path = rt_xstrdup(so_path);

@@ -2,6 +2,7 @@
 triton-shared's path), triton.runtime.driver.set_active / .active, kernels launched
 before set_active, and triton.testing.do_bench."""
 import textwrap
+import time
 
 import pytest
 import torch
@@ -25,6 +26,24 @@ def test_triton_shared_path_is_the_same_driver():
     assert SharedCPUDriver is CPUDriver
 
 
+def _check_device_interface(iface):
+    """The torch.cuda-like interface scripts use: device queries and timing events, whose
+    elapsed_time is in milliseconds (upstream's Event.elapsed_time)."""
+    assert iface.current_device() == "cpu"
+    assert iface.device_count() == 1
+    assert iface.current_stream() == 0
+    iface.set_device("cpu")
+    iface.synchronize()
+    ev0, ev1 = iface.Event(enable_timing=True), iface.Event(enable_timing=True)
+    ev0.record()
+    time.sleep(0.05)
+    ev1.record()
+    ev1.synchronize()
+    ms = ev0.elapsed_time(ev1)
+    assert isinstance(ms, float)
+    assert 45.0 <= ms < 5000.0, f"a 50 ms sleep measured as {ms} ms"
+
+
 @pytest.mark.parametrize("cls", [CPUDriver, SharedCPUDriver], ids=["spine_triton", "triton_shared"])
 def test_driver_surface(cls):
     d = cls()
@@ -32,13 +51,7 @@ def test_driver_surface(cls):
     assert d.get_active_torch_device() == torch.device("cpu")
     t = d.get_current_target()
     assert t.backend == "cpu"
-    iface = d.get_device_interface()
-    iface.synchronize()
-    assert iface.current_device() == "cpu"
-    ev0, ev1 = iface.Event(enable_timing=True), iface.Event(enable_timing=True)
-    ev0.record()
-    ev1.record()
-    assert ev0.elapsed_time(ev1) >= 0.0
+    _check_device_interface(d.get_device_interface())
     bench = d.get_benchmarker()
     assert callable(bench)
     assert isinstance(d.current_arch_id, str) and d.current_arch_id.startswith("0x")
@@ -58,7 +71,9 @@ def test_active_surface_through_runtime_driver(restore_driver):
     assert active.get_current_device() == "cpu"
     assert active.get_active_torch_device() == torch.device("cpu")
     assert active.get_current_target().backend == "cpu"
-    assert active.get_device_interface() is not None
+    iface = active.get_device_interface()
+    assert iface is active.get_device_interface()  # one interface object per driver
+    _check_device_interface(iface)
     assert callable(active.get_benchmarker())
     assert isinstance(active.current_arch_id, str)
 

@@ -15,7 +15,8 @@ import torch
 import triton
 import triton.language as tl
 
-from tritium_testutil import SIGNED_OF, TL, bits_equal as _bits_equal, dt_name as _name, gen as _gen
+from tritium_testutil import (SIGNED_OF, TL, bits_equal as _bits_equal, dt_name as _name, gen as _gen,
+                              unsigned_values)
 
 ALL = list(TL)  # bool, int8..int64, uint8..uint64, fp16, bf16, fp32, fp64
 BLOCK = 64
@@ -27,13 +28,15 @@ def _is_unsigned(dt):
 
 
 def _values(dt, n, g):
-    """Small values of either sign (floats with fractions, exactly representable in fp32)."""
+    """Small values of either sign (floats with fractions, exactly representable in fp32);
+    unsigned types over their whole range, the upper half included (unsigned_values)."""
     if dt == torch.bool:
         return torch.rand(n, generator=g) > 0.5
     if dt.is_floating_point:
         return (torch.rand(n, generator=g, dtype=torch.float32) * 200 - 100).to(dt)
-    lo, hi = (0, 200) if _is_unsigned(dt) else (-100, 100)
-    return torch.randint(lo, hi, (n,), generator=g, dtype=torch.int64).to(dt)
+    if _is_unsigned(dt):
+        return unsigned_values(dt, n, g)
+    return torch.randint(-100, 100, (n,), generator=g, dtype=torch.int64).to(dt)
 
 
 # ---- load / store with mask and other, full and zeros ----------------------------------------
@@ -192,7 +195,8 @@ def _cast_ref(x, dst):
     if not src.is_floating_point and not dst.is_floating_point:
         return x.to(torch.int64), every  # sign- or zero-extended by source signedness, wrapped by dst
     if not src.is_floating_point:
-        return x.to(torch.int64).double().to(dst), every
+        # sitofp or uitofp by source signedness; torch converts uint64 as unsigned too
+        return x.to(dst), every
     if src == torch.float64 and dst == torch.float16:
         # numpy rounds float64 -> float16 in one step (torch goes through float32)
         return torch.from_numpy(x.numpy().astype(np.float16)), every
@@ -374,3 +378,33 @@ def test_float_scalar_argument_with_each_float_dtype(dt):
     _scale_kernel[(2,)](x, o, 200, 0.3, BLOCK=128)
     cd = torch.float64 if dt == torch.float64 else torch.float32
     torch.testing.assert_close(o, (x.to(cd) * torch.tensor(0.3, dtype=torch.float32).to(cd)).to(dt))
+
+
+_NUMPY_FIRST = """
+import sys
+import numpy as np
+import triton, triton.language as tl
+assert "torch" not in sys.modules, "import triton imported torch"
+@triton.jit
+def inc(x_ptr, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    tl.store(x_ptr + o, tl.load(x_ptr + o) + 1)
+x = np.zeros(16, np.float32)
+inc[(1,)](x, BLOCK=16)
+assert (x == 1).all()
+assert "torch" not in sys.modules, "a numpy launch imported torch"
+import torch  # after triton: its dtypes are registered on first sight
+for dt in (torch.float32, torch.bfloat16, torch.int16, torch.uint8):
+    y = torch.zeros(16, dtype=dt)
+    inc[(1,)](y, BLOCK=16)
+    assert (y == 1).all(), dt
+print("OK")
+"""
+
+
+def test_import_triton_leaves_torch_alone(run_py, tmp_path):
+    """numpy-only scripts do not pay for importing torch; torch imported later still works."""
+    script = tmp_path / "numpy_first.py"
+    script.write_text(_NUMPY_FIRST)
+    p = run_py(script, tmp_path / "cache")
+    assert p.returncode == 0 and p.stdout.strip().endswith("OK"), p.stderr

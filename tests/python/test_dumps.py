@@ -1,6 +1,7 @@
 """SPINE_TRITON_DUMP_PATH receives every stage of a compiled kernel, and
 TRITON_ALWAYS_COMPILE=1 forces a recompile of a kernel that is in the disk cache."""
 import os
+import platform
 import re
 
 import pytest
@@ -10,6 +11,14 @@ import triton
 import triton.language as tl
 
 ELF_MAGIC = b"\x7fELF"
+
+
+def _target_arch():
+    """The architecture kernels are compiled for: SPINE_TRITON_TARGET_ARCH=riscv64 (or
+    riscv) selects RISC-V (docs/compiler.md), otherwise the host's."""
+    if os.environ.get("SPINE_TRITON_TARGET_ARCH") in ("riscv64", "riscv"):
+        return "riscv64"
+    return platform.machine()
 
 
 def dump_vadd(x_ptr, y_ptr, o_ptr, n, BLOCK: tl.constexpr):
@@ -69,10 +78,16 @@ def test_dump_files(dump_dir):
     assert re.search(r"fadd (\w+ )*<\d+ x float>", llir), "vector fadd expected in the LLVM IR"
 
     asm = _read(dump_dir, f"{k}.s")
-    # packed single-precision add on vector registers (zmm, ymm or xmm: the width is the
-    # code generator's choice for the host)
-    assert re.search(r"\bvaddps\b[^\n]*%[xyz]mm\d+", asm), asm[:2000]
-    assert re.search(r"\bvmovups\b[^\n]*%[xyz]mm\d+", asm)
+    assert re.search(r"^tritium_kernel:", asm, re.MULTILINE)
+    if _target_arch() == "x86_64":
+        # packed single-precision add on vector registers (zmm, ymm or xmm: the width is the
+        # code generator's choice for the host)
+        assert re.search(r"\bvaddps\b[^\n]*%[xyz]mm\d+", asm), asm[:2000]
+        assert re.search(r"\bvmovups\b[^\n]*%[xyz]mm\d+", asm)
+    elif _target_arch() == "riscv64":
+        # RVV: vector float add and unit-stride 32-bit loads
+        assert re.search(r"\bvfadd\.v[vf]\b", asm), asm[:2000]
+        assert re.search(r"\bvle32\.v\b", asm)
 
     so = _read(dump_dir, f"{k}.so")
     assert so[:4] == ELF_MAGIC
@@ -86,7 +101,11 @@ def test_dump_math_kernel_is_vectorized(dump_dir):
     kernel[(triton.cdiv(n, 512),)](x, o, n, BLOCK=512)
     torch.testing.assert_close(o, torch.nn.functional.gelu(x), rtol=1e-5, atol=1e-6)
     asm = _read(dump_dir, "dump_gelu.s")
-    assert re.search(r"\bv(fmadd|fmsub|fnmadd)\w*ps\b[^\n]*%[xyz]mm\d+", asm)  # vector polynomial, not libm calls
+    # a vector polynomial, not libm calls
+    if _target_arch() == "x86_64":
+        assert re.search(r"\bv(fmadd|fmsub|fnmadd)\w*ps\b[^\n]*%[xyz]mm\d+", asm)
+    elif _target_arch() == "riscv64":
+        assert re.search(r"\bvf(n?)(macc|madd|msac|msub)\.v[vf]\b", asm)
     assert not re.search(r"call\w*\s+\w*erff?\b", asm)
 
 

@@ -6,6 +6,7 @@ Each kernel below contains exactly one mistake; the test finds the line by a mar
 string so the expected line number follows edits of this file."""
 import inspect
 import os
+import platform
 import re
 
 import pytest
@@ -272,3 +273,24 @@ def test_launch_argument_errors_name_the_parameter(case, launch, pattern):
 def test_calling_a_kernel_like_a_function_is_an_error():
     with pytest.raises(RuntimeError, match="outside of the scope of a kernel"):
         _ok_kernel(_X, _O, 100, 64)
+
+
+_FOREIGN = """
+import torch, triton, triton.language as tl
+@triton.jit
+def k(x_ptr, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    tl.store(x_ptr + o, tl.load(x_ptr + o) + 1)
+k[(1,)](torch.zeros(16), BLOCK=16)
+"""
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="needs a host that is not RISC-V")
+def test_launching_cross_compiled_code_names_the_architectures(run_py, tmp_path):
+    script = tmp_path / "foreign.py"
+    script.write_text(_FOREIGN)
+    p = run_py(script, tmp_path / "cache", env={"SPINE_TRITON_TARGET_ARCH": "riscv64"})
+    assert p.returncode != 0
+    last = p.stderr.strip().splitlines()[-1]
+    assert "it is RISC-V code and this process runs on x86-64" in last, p.stderr
+    assert last.count("cannot load kernel") == 1, last

@@ -1,7 +1,8 @@
 """Launch geometry: 1/2/3-D grids (tuple or callable on the meta dict), program_id and
 num_programs on every axis, sizes that are not multiples of the block (masks, n < BLOCK,
 n = 0 with an empty grid, one element), grids smaller than the thread count, the
-num_threads launch option and OMP_NUM_THREADS (in child processes)."""
+num_threads launch option and OMP_NUM_THREADS (in child processes), and ordinary
+arguments passed by keyword."""
 import textwrap
 
 import pytest
@@ -175,6 +176,70 @@ def test_invalid_grid(grid):
     o = torch.zeros(16, dtype=torch.int32)
     with pytest.raises((ValueError, TypeError), match="grid"):
         _grid_id_kernel[grid](o, BLOCK=16)
+
+
+# ---- ordinary (non-constexpr) arguments by keyword --------------------------------------------
+
+@triton.jit
+def _axpy_kernel(x_ptr, y_ptr, o_ptr, n, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(o_ptr + offs, tl.load(x_ptr + offs, mask=m) * alpha + tl.load(y_ptr + offs, mask=m), mask=m)
+
+
+def _axpy_data(n=300):
+    return torch.randn(n), torch.randn(n), torch.zeros(n)
+
+
+def test_keyword_arguments_in_any_order():
+    x, y, o = _axpy_data()
+    _axpy_kernel[(3,)](o_ptr=o, alpha=0.5, n=300, y_ptr=y, x_ptr=x, BLOCK=128)
+    torch.testing.assert_close(o, x * 0.5 + y)
+
+
+@pytest.mark.parametrize("npos", [1, 2, 3, 4])
+def test_positional_then_keyword_arguments(npos):
+    x, y, o = _axpy_data()
+    values = {"x_ptr": x, "y_ptr": y, "o_ptr": o, "n": 300, "alpha": -2.0}
+    names = list(values)
+    _axpy_kernel[(3,)](*[values[k] for k in names[:npos]], **{k: values[k] for k in names[npos:]}, BLOCK=128)
+    torch.testing.assert_close(o, x * -2.0 + y)
+
+
+def test_keyword_arguments_reach_the_grid_callable_and_share_the_binary(stats_delta):
+    """The meta dict of a callable grid holds keyword-passed arguments too, and a launch by
+    keyword reuses the binary of the same launch by position (same specialization)."""
+    n = 1000
+    x, y, o = _axpy_data(n)
+    grid = lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)  # noqa: E731
+    _axpy_kernel[grid](x, y, o, n, 3.0, BLOCK=256)
+    torch.testing.assert_close(o, x * 3.0 + y)
+    o.zero_()
+    with stats_delta() as d:
+        _axpy_kernel[grid](x, y, o, alpha=3.0, n=n, BLOCK=256)
+    assert d["compiles"] == 0
+    torch.testing.assert_close(o, x * 3.0 + y)
+
+
+def test_keyword_scalar_changes_the_result():
+    """A keyword value is used, not a stale one from an earlier positional launch."""
+    x, y, o = _axpy_data()
+    _axpy_kernel[(3,)](x, y, o, 300, 1.0, BLOCK=128)
+    _axpy_kernel[(3,)](x, y, o, 300, alpha=4.0, BLOCK=128)
+    torch.testing.assert_close(o, x * 4.0 + y)
+    o.zero_()
+    _axpy_kernel[(3,)](x, y, o, n=100, alpha=4.0, BLOCK=128)  # only the first 100 change
+    torch.testing.assert_close(o[:100], x[:100] * 4.0 + y[:100])
+    assert torch.equal(o[100:], torch.zeros(200))
+
+
+@pytest.mark.parametrize("name", ["x_ptr", "n", "alpha"])
+def test_argument_given_by_position_and_keyword_is_an_error(name):
+    x, y, o = _axpy_data()
+    values = {"x_ptr": x, "n": 300, "alpha": 2.0}
+    with pytest.raises(TypeError, match=f"multiple values for argument '{name}'"):
+        _axpy_kernel[(3,)](x, y, o, 300, 2.0, **{name: values[name]}, BLOCK=128)
+    assert torch.equal(o, torch.zeros(300))  # nothing ran
 
 
 # ---- OMP_NUM_THREADS (child processes: the thread count is read once per process) -------------

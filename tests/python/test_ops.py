@@ -18,15 +18,17 @@ that fp16 `/` and `%` stay fp16):
 """
 import functools
 
+import numpy as np
 import pytest
 import torch
 
 import triton
 import triton.language as tl
+from triton.language.extra import libdevice as generic_libdevice
 from triton.language.extra.cpu import libdevice
 
-from tritium_testutil import (FLOAT_DTYPES, INT_DTYPES, TL, assert_int_equal, dt_name as _name, gen as _gen,
-                              rand_values)
+from tritium_testutil import (FLOAT_DTYPES, INT_DTYPES, TL, assert_int_equal, bits_equal, dt_name as _name,
+                              gen as _gen, rand_values, unsigned_values)
 
 N = 300          # not a multiple of BLOCK: the last program is partial
 BLOCK = 128
@@ -134,14 +136,12 @@ ALL_DTYPES = [torch.bool] + INT_DTYPES + FLOAT_DTYPES
 @pytest.mark.parametrize("dt", ALL_DTYPES, ids=_name)
 def test_comparison(dt, op):
     x, y, _, cmp, _ = _binop_results(dt)
-    if dt == torch.bool:
-        a, b = x.to(torch.int64), y.to(torch.int64)
-    elif dt.is_floating_point:
+    if dt.is_floating_point:
         a, b = x.double(), y.double()
-    else:
-        a, b = x.to(torch.int64), y.to(torch.int64)
+    else:  # numpy compares in the dtype itself: unsigned values stay unsigned (uint64 too)
+        a, b = x.numpy(), y.numpy()
     got = cmp[CMP_OPS.index(op)]
-    assert torch.equal(got, _cmp_ref(op, a, b))
+    assert torch.equal(got, torch.as_tensor(_cmp_ref(op, a, b)))
 
 
 @pytest.mark.parametrize("op", SAME_OPS_BOOL)
@@ -152,12 +152,14 @@ def test_bool_logic(op):
 
 
 def _int_ref(op, a, b):
+    """a op b on numpy arrays of the kernel's dtype: C semantics (wrapping, unsigned
+    compares and shifts logically), which torch lacks for uint16/32/64."""
     return {
         "add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b,
-        "floordiv": lambda: torch.div(a, b, rounding_mode="trunc"),  # C-style, truncating
-        "mod": lambda: torch.fmod(a, b),                               # sign of the dividend
-        "maximum": lambda: torch.maximum(a, b), "minimum": lambda: torch.minimum(a, b),
-        "neg": lambda: -a, "abs": lambda: a.abs(), "and": lambda: a & b, "or": lambda: a | b,
+        "floordiv": lambda: (a - np.fmod(a, b)) // b,  # C-style, truncating (exact: b divides a - fmod)
+        "mod": lambda: np.fmod(a, b),                    # sign of the dividend
+        "maximum": lambda: np.maximum(a, b), "minimum": lambda: np.minimum(a, b),
+        "neg": lambda: -a, "abs": lambda: np.abs(a), "and": lambda: a & b, "or": lambda: a | b,
         "xor": lambda: a ^ b, "shl": lambda: a << 2, "shr": lambda: a >> 1, "invert": lambda: ~a,
     }[op]()
 
@@ -166,8 +168,7 @@ def _int_ref(op, a, b):
 @pytest.mark.parametrize("dt", INT_DTYPES, ids=_name)
 def test_int_arith(dt, op):
     x, y, same, _, _ = _binop_results(dt)
-    a, b = x.to(torch.int64), y.to(torch.int64)
-    assert_int_equal(same[SAME_OPS_INT.index(op)], _int_ref(op, a, b), dt)
+    assert_int_equal(same[SAME_OPS_INT.index(op)], _int_ref(op, x.numpy(), y.numpy()), dt)
 
 
 N_FULL = 2 * BLOCK  # whole tiles
@@ -187,12 +188,11 @@ def _int_div_results(dt):
 @pytest.mark.parametrize("dt", INT_DTYPES, ids=_name)
 def test_int_division(dt, op):
     x, y, out = _int_div_results(dt)
-    a, b = x.to(torch.int64), y.to(torch.int64)
-    if op == "truediv":  # int / int is fp32
+    if op == "truediv":  # int / int is fp32 (uitofp for unsigned operands)
         assert out[op].dtype == torch.float32
         torch.testing.assert_close(out[op], x.to(torch.float32) / y.to(torch.float32), rtol=1e-6, atol=0)
     else:
-        assert_int_equal(out[op], _int_ref(op, a, b), dt)
+        assert_int_equal(out[op], _int_ref(op, x.numpy(), y.numpy()), dt)
 
 
 @pytest.mark.parametrize("op", ["//", "%"])
@@ -358,7 +358,8 @@ def _operand(dt, n, g):
         return rand_values(dt, n, g, nonzero=True)
     if dt.is_signed:
         return rand_values(dt, n, g, nonzero=True, lo=-20, hi=20)
-    return rand_values(dt, n, g, nonzero=True, lo=1, hi=20)
+    # the whole range: a uint8 promoted to int32 must be zero-extended, not sign-extended
+    return unsigned_values(dt, n, g, nonzero=True)
 
 
 def _mixed_ref(op, x, y, E):
@@ -410,6 +411,102 @@ def _negative_literal_kernel(x_ptr, o_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs < n)
     tl.store(o_ptr + offs, x + (-1), mask=offs < n)
+
+
+# ---- comparisons between different dtypes and with Python scalars ---------------------------
+
+@triton.jit
+def _cmp_mixed_kernel(x_ptr, y_ptr, o_ptr, n, S: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    if S is None:
+        y = tl.load(y_ptr + offs, mask=m)
+    else:
+        y = S  # a Python scalar, as if written in the source
+    tl.static_assert((x < y).dtype == tl.int1)
+    tl.static_assert((y == x).dtype == tl.int1)
+    tl.store(o_ptr + 0 * n + offs, x < y, mask=m)
+    tl.store(o_ptr + 1 * n + offs, x <= y, mask=m)
+    tl.store(o_ptr + 2 * n + offs, x > y, mask=m)
+    tl.store(o_ptr + 3 * n + offs, x >= y, mask=m)
+    tl.store(o_ptr + 4 * n + offs, x == y, mask=m)
+    tl.store(o_ptr + 5 * n + offs, x != y, mask=m)
+    tl.store(o_ptr + 6 * n + offs, y < x, mask=m)   # reflected operands (scalar on the left)
+    tl.store(o_ptr + 7 * n + offs, y == x, mask=m)
+
+
+MIXED_CMP_OPS = CMP_OPS + ["rlt", "req"]
+
+# (x dtype, y: a dtype or a Python scalar, computation dtype by upstream's rules, pairs that
+# tell the computation dtype apart from torch's: (x, y) for tensors, x values for scalars)
+MIXED_CMP_CASES = [
+    (T.int8, T.uint8, T.uint8, [(-1, 200), (-56, 200), (-128, 128), (-100, 156), (5, 5)]),  # unsigned wins
+    (T.int32, T.float16, T.float16, [(2049, 2048.0), (2051, 2052.0), (-2049, -2048.0), (3, 3.0)]),
+    (T.bfloat16, T.float32, T.float32, [(1.0, 1.0 + 2 ** -10), (-2.0, -2.0 - 2 ** -12), (0.5, 0.5)]),
+    (T.uint32, T.int32, T.uint32, [(3, -5), (2 ** 32 - 5, -5), (2 ** 31, -2 ** 31), (7, 7)]),
+    (T.int8, 5, T.int8, [4, 5, 6, -128, 127]),           # a Python int does not promote
+    (T.int8, 2.5, T.float32, [2, 3, -3]),                # a Python float does: fp32
+    (T.uint8, 200, T.uint8, [199, 200, 201, 0, 255]),
+    (T.uint8, 127.5, T.float32, [127, 128, 0, 255]),
+    (T.float16, 3, T.float16, [3.0, 2.998046875, 3.001953125]),
+    (T.float16, 0.1, T.float16, [0.0999755859375, 0.10003662109375, 0.09991455078125]),  # fp16(0.1) == 0.1
+    (T.bfloat16, 257, T.bfloat16, [256.0, 258.0]),       # 257 rounds to 256 in bf16
+    (T.bfloat16, 0.1, T.bfloat16, [0.10009765625, 0.099609375]),
+    (T.float64, 3, T.float64, [3.0, 3.0000000000000004, 2.9999999999999996]),
+    (T.float64, 0.1, T.float64, [0.1, 0.10000000149011612]),  # compared in fp64, not via fp32
+]
+
+
+def _mixed_cmp_id(c):
+    y = _name(c[1]) if isinstance(c[1], torch.dtype) else f"{type(c[1]).__name__}{c[1]}"
+    return f"{_name(c[0])}-vs-{y}"
+
+
+def _full_range(dt, n, g):
+    if dt.is_floating_point or not dt.is_signed:
+        return rand_values(dt, n, g)
+    info = torch.iinfo(dt)
+    return torch.randint(info.min, info.max + 1, (n,), generator=g, dtype=torch.int64).to(dt)
+
+
+def _exact(values, dt):
+    """A tensor of dt from Python numbers, without a detour through torch's default fp32."""
+    return torch.tensor(values, dtype=torch.float64 if dt.is_floating_point else torch.int64).to(dt)
+
+
+def _as_cmp(v, C):
+    """v (a tensor or a Python scalar) converted to the computation dtype C, in a dtype torch
+    compares in (uint16/32 are widened to int64 after the conversion, which keeps order)."""
+    if not isinstance(v, torch.Tensor):
+        v = torch.tensor(v, dtype=torch.float64 if isinstance(v, float) else torch.int64)
+    t = v.to(C)
+    return t.to(torch.int64) if C in (T.uint16, T.uint32) else t
+
+
+@pytest.mark.parametrize("xdt,y,C,special", MIXED_CMP_CASES, ids=[_mixed_cmp_id(c) for c in MIXED_CMP_CASES])
+def test_comparison_mixed_dtypes(xdt, y, C, special):
+    """x OP y between different dtypes or with a Python scalar: the result is int1 and the
+    comparison runs in upstream's promoted type (semantic.binary_op_type_checking_impl)."""
+    g = _gen(300)
+    x = _full_range(xdt, N, g)
+    if isinstance(y, torch.dtype):
+        yt = _full_range(y, N, g)
+        x[:len(special)] = _exact([p[0] for p in special], xdt)
+        yt[:len(special)] = _exact([p[1] for p in special], y)
+        yv, s = yt, None
+    else:
+        x[:len(special)] = _exact(special, xdt)
+        yv, s = y, y
+    out = torch.zeros(len(MIXED_CMP_OPS) * N, dtype=torch.bool)
+    _cmp_mixed_kernel[(triton.cdiv(N, BLOCK),)](x, yv if s is None else x, out, N, S=s, BLOCK=BLOCK)
+    out = out.view(len(MIXED_CMP_OPS), N)
+    a, b = _as_cmp(x, C), _as_cmp(yv, C)
+    refs = {op: _cmp_ref(op, a, b).expand(N) for op in CMP_OPS}
+    refs["rlt"], refs["req"] = (b < a).expand(N), (b == a).expand(N)
+    for k, op in enumerate(MIXED_CMP_OPS):
+        bad = (out[k] != refs[op]).nonzero().flatten()[:5].tolist()
+        assert not bad, f"{op}: lanes {bad} x={x[bad].tolist()} got {out[k][bad].tolist()}"
 
 
 # ---- math functions: tl.*, tl.math.*, libdevice ----------------------------------------------
@@ -489,7 +586,7 @@ def _math_results(ns, dt):
 
 
 MATH_CASES = ([("tl", dt, op) for dt in FLOAT_DTYPES for op in MATH_OPS]
-              + [("math", dt, op) for dt in (torch.float32, torch.float64) for op in MATH_OPS]
+              + [("math", dt, op) for dt in FLOAT_DTYPES for op in MATH_OPS]
               + [("libdevice", dt, op) for dt in (torch.float32, torch.float64) for op in MATH_OPS if op != "sigmoid"])
 
 
@@ -499,6 +596,38 @@ def test_math(ns, dt, op):
     arg = p if op in POSITIVE_DOMAIN else x
     ref = _MATH_REF[op](arg.double()).to(dt)
     torch.testing.assert_close(out[MATH_OPS.index(op)], ref, **_MATH_TOL[dt])
+
+
+@triton.jit
+def _generic_libdevice_kernel(x_ptr, p_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0)
+    p = tl.load(p_ptr + offs, mask=m, other=1.0)
+    tl.store(o_ptr + 0 * n + offs, generic_libdevice.exp(x), mask=m)
+    tl.store(o_ptr + 1 * n + offs, generic_libdevice.log(p), mask=m)
+    tl.store(o_ptr + 2 * n + offs, generic_libdevice.sqrt(p), mask=m)
+    tl.store(o_ptr + 3 * n + offs, generic_libdevice.erf(x), mask=m)
+    tl.store(o_ptr + 4 * n + offs, generic_libdevice.tanh(x), mask=m)
+    tl.store(o_ptr + 5 * n + offs, generic_libdevice.pow(p, x), mask=m)
+
+
+@pytest.mark.parametrize("dt", [torch.float32, torch.float64], ids=_name)
+def test_libdevice_generic_path(dt):
+    """`from triton.language.extra import libdevice` (upstream's backend-neutral path) is the
+    CPU libdevice, in kernels too."""
+    import triton.language.extra.libdevice as by_path
+    assert by_path is generic_libdevice
+    assert generic_libdevice.exp is libdevice.exp and generic_libdevice.pow is libdevice.pow
+    g = _gen(12)
+    x = (torch.randn(N, generator=g) * 2).to(dt)
+    p = (torch.rand(N, generator=g) * 10 + 0.01).to(dt)
+    out = torch.zeros(6 * N, dtype=dt)
+    _generic_libdevice_kernel[(triton.cdiv(N, BLOCK),)](x, p, out, N, BLOCK=BLOCK)
+    out = out.view(6, N)
+    xd, pd = x.double(), p.double()
+    for k, ref in enumerate([xd.exp(), pd.log(), pd.sqrt(), torch.erf(xd), xd.tanh(), pd.pow(xd)]):
+        torch.testing.assert_close(out[k], ref.to(dt), **_MATH_TOL[dt])
 
 
 SPECIAL_X = [0.0, -0.0, 1.0, -1.0, 20.0, -20.0, 88.0, -88.0, 100.0, -100.0, 1e-30, 1e5, -1e5,
@@ -581,6 +710,112 @@ def test_misc_ops():
     assert i[3].tolist() == (ar % BLOCK + 16).tolist()
     assert i[4].tolist() == [-7] * N
     assert i[5].tolist() == ar.tolist()
+
+
+@triton.jit
+def _fma_kernel(x_ptr, y_ptr, z_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    y = tl.load(y_ptr + offs, mask=m)
+    z = tl.load(z_ptr + offs, mask=m)
+    tl.static_assert(tl.fma(x, y, z).dtype == x.dtype)
+    tl.store(o_ptr + 0 * n + offs, tl.fma(x, y, z), mask=m)
+    tl.store(o_ptr + 1 * n + offs, tl.math.fma(x, 2.0, 1.0), mask=m)  # Python scalars keep x's dtype
+
+
+# x * y + z rounds once: with x = 1 + e, y = 1 - e, z = -1 the exact result is -e*e, while
+# rounding x * y first gives 1 (a tie broken to even, or the nearer neighbour) and then 0
+FMA_EPS = {torch.float16: 2 ** -6, torch.bfloat16: 2 ** -5, torch.float32: 2 ** -13, torch.float64: 2 ** -27}
+FMA_TOL = {torch.float16: dict(rtol=1e-3, atol=1e-3), torch.bfloat16: dict(rtol=8e-3, atol=8e-3),
+           torch.float32: dict(rtol=1e-6, atol=1e-6), torch.float64: dict(rtol=1e-14, atol=1e-14)}
+
+
+@pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=_name)
+def test_fma_dtypes(dt):
+    g = _gen(400)
+    x, y, z = (rand_values(dt, N, g) for _ in range(3))
+    e = FMA_EPS[dt]
+    f64 = torch.float64
+    x[:2] = torch.tensor([1 + e, -1 - e], dtype=f64).to(dt)
+    y[:2] = torch.tensor([1 - e, 1 - e], dtype=f64).to(dt)
+    z[:2] = torch.tensor([-1.0, 1.0], dtype=f64).to(dt)
+    out = torch.zeros(2 * N, dtype=dt)
+    _fma_kernel[(triton.cdiv(N, BLOCK),)](x, y, z, out, N, BLOCK=BLOCK)
+    out = out.view(2, N)
+    # products of two values of dt are exact in fp64, so the reference is rounded once (to dt)
+    ref = (x.double() * y.double() + z.double()).to(dt)
+    assert out[0][:2].tolist() == [-e * e, e * e], "tl.fma must round once (fused)"
+    torch.testing.assert_close(out[0], ref, **FMA_TOL[dt])
+    torch.testing.assert_close(out[1], (x.double() * 2 + 1).to(dt), **FMA_TOL[dt])
+
+
+@triton.jit
+def _where_kernel(c_ptr, x_ptr, y_ptr, o_ptr, n, S: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    c = tl.load(c_ptr + offs, mask=m)
+    x = tl.load(x_ptr + offs, mask=m)
+    y = tl.load(y_ptr + offs, mask=m)
+    tl.static_assert(tl.where(c, x, y).dtype == x.dtype)
+    tl.static_assert(tl.where(c, x, S).dtype == x.dtype)  # a Python scalar of the same kind
+    tl.store(o_ptr + 0 * n + offs, tl.where(c, x, y), mask=m)
+    tl.store(o_ptr + 1 * n + offs, tl.where(x != y, x, y), mask=m)  # a condition computed in the kernel
+    tl.store(o_ptr + 2 * n + offs, tl.where(c, x, S), mask=m)
+    tl.store(o_ptr + 3 * n + offs, tl.where(c, S, y), mask=m)
+
+
+WHERE_DTYPES = [torch.float16, torch.bfloat16, torch.float64, torch.int8, torch.int64, torch.uint8, torch.bool]
+WHERE_SCALAR = {torch.float16: 1.5, torch.bfloat16: -2.25, torch.float64: 0.1, torch.int8: -7, torch.int64: 2 ** 40,
+                torch.uint8: 200, torch.bool: True}
+
+
+@pytest.mark.parametrize("dt", WHERE_DTYPES, ids=_name)
+def test_where_dtypes(dt):
+    g = _gen(500)
+    c = rand_values(torch.bool, N, g)
+    x, y = rand_values(dt, N, g), rand_values(dt, N, g)
+    s = WHERE_SCALAR[dt]
+    out = torch.zeros(4 * N, dtype=dt)
+    _where_kernel[(triton.cdiv(N, BLOCK),)](c, x, y, out, N, S=s, BLOCK=BLOCK)
+    out = out.view(4, N)
+    st = torch.tensor(s, dtype=torch.float64 if isinstance(s, float) else torch.int64).to(dt)
+    assert bits_equal(out[0], torch.where(c, x, y))
+    assert bits_equal(out[1], torch.where(x != y, x, y))
+    assert bits_equal(out[2], torch.where(c, x, st))
+    assert bits_equal(out[3], torch.where(c, st, y))
+
+
+@triton.jit
+def _cdiv_kernel(x_ptr, y_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0)
+    y = tl.load(y_ptr + offs, mask=m, other=1)
+    tl.static_assert(tl.cdiv(x, y).dtype == x.dtype)
+    tl.store(o_ptr + 0 * n + offs, tl.cdiv(x, y), mask=m)
+    tl.store(o_ptr + 1 * n + offs, tl.cdiv(x, 8), mask=m)
+    tl.store(o_ptr + 2 * n + offs, tl.cdiv(x, triton.cdiv(7, 2)), mask=m)  # the host helper on constants
+
+
+@pytest.mark.parametrize("dt", [torch.int8, torch.int16, torch.int32, torch.int64, torch.uint32], ids=_name)
+def test_cdiv_dtypes(dt):
+    """cdiv(x, d) = (x + d - 1) // d, for x >= 0 and 1 <= d <= 8 up to the type's maximum - 8
+    (uint32: the upper half too, where a signed division would go wrong)."""
+    g = _gen(600)
+    top = torch.iinfo(dt).max - 8 if dt != torch.uint32 else 2 ** 32 - 9
+    x = unsigned_values(torch.uint32, N, g).to(torch.int64) if dt == torch.uint32 else \
+        torch.randint(0, 200, (N,), generator=g)
+    x = torch.minimum(x, torch.tensor(top))
+    x[:4] = torch.tensor([0, 1, top, top - 1])
+    y = torch.randint(1, 9, (N,), generator=g)
+    out = torch.zeros(3 * N, dtype=dt)
+    _cdiv_kernel[(triton.cdiv(N, BLOCK),)](x.to(dt), y.to(dt), out, N, BLOCK=BLOCK)
+    out = out.view(3, N)
+    xs, ys = x.tolist(), y.tolist()
+    for k, want in enumerate([[-(-a // b) for a, b in zip(xs, ys)], [-(-a // 8) for a in xs],
+                              [-(-a // 4) for a in xs]]):
+        assert out[k].tolist() == want, f"output {k}"
 
 
 def test_host_helpers():

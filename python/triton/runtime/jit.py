@@ -35,19 +35,28 @@ class KernelParam:
         self.has_default = param.default is not inspect.Parameter.empty
 
 
+_torch_dtypes_registered = False
+
+
 def _register_torch_dtypes():
-    """Tells the C launcher which tensor dtype objects map to which dtype codes."""
+    """Tells the C launcher which tensor dtype objects map to which dtype codes.
+
+    torch's dtypes are registered only once torch is imported (by the script: a
+    torch tensor cannot exist before), so `import triton` does not import torch
+    (~1 s) for numpy-only scripts. The launcher calls _refresh_dtypes when it meets
+    a dtype it does not know. Returns whether torch's dtypes are in the map."""
+    global _torch_dtypes_registered
+    import sys
     m = {}
     codes = {"bool": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "uint8": 5, "uint16": 6, "uint32": 7,
              "uint64": 8, "float16": 9, "bfloat16": 10, "float32": 11, "float64": 12}
-    try:
-        import torch
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "float32"):  # not a half-imported torch
         for name, code in codes.items():
             t = getattr(torch, name, None)
             if t is not None:
                 m[t] = code
-    except ImportError:
-        pass
+        _torch_dtypes_registered = True
     try:
         import numpy as np
         for name, code in codes.items():
@@ -60,6 +69,13 @@ def _register_torch_dtypes():
     for d in tl._DTYPES:
         m[d] = d.code
     _C.set_dtype_map(m)
+    return _torch_dtypes_registered
+
+
+def _refresh_dtypes():
+    """Called by the launcher on an unknown dtype: registers torch's dtypes if torch
+    has been imported since. True when the map changed (the launcher looks again)."""
+    return not _torch_dtypes_registered and _register_torch_dtypes()
 
 
 class JITFunction(_C.Kernel):
@@ -183,14 +199,32 @@ class JITFunction(_C.Kernel):
         return scope
 
 
-def _launch_hook_enter(kernel, grid, args):
-    """Called by the C launcher before a launch while launch hooks are set."""
+def _kernel_metadata(compiled):
+    """The compiled kernel's metadata (CompiledKernel.metadata: num_warps, num_ctas,
+    num_stages, shared, ... as attributes), built once per specialisation."""
+    info = getattr(compiled, "info", None)
+    if info is None:
+        return None
+    md = getattr(info, "_hook_metadata", None)
+    if md is None:
+        from triton.compiler.compiler import _Metadata
+        md = _Metadata(info.metadata)
+        md.setdefault("name", info.name)
+        info._hook_metadata = md
+    return md
+
+
+def _launch_hook_enter(kernel, grid, args, compiled=None):
+    """Called by the C launcher before a launch while launch hooks are set: builds the
+    launch metadata (a LazyDict) and calls launch_enter_hook with it. The kernel's
+    launch_metadata function, if any, is queued as fn(grid, metadata, args) with the
+    compiled kernel's metadata, as upstream."""
     import triton.knobs as knobs
     from triton.profiler.hooks import LazyDict
-    meta = LazyDict({"name": kernel.__name__, "function": None, "stream": 0})
+    meta = LazyDict({"name": kernel.__name__, "function": compiled, "stream": 0})
     fn = getattr(kernel, "launch_metadata", None)
     if fn is not None:
-        meta.add(fn, (grid, None, args))
+        meta.add(fn, (grid, _kernel_metadata(compiled), args))
     if knobs.runtime.launch_enter_hook is not None:
         knobs.runtime.launch_enter_hook(meta)
     return meta

@@ -1,2 +1,3 @@
-"""triton.language.extra: libdevice (cpu, cuda alias) and SpacemiT smt."""
+"""triton.language.extra: libdevice (cpu; cuda and the backend-neutral
+triton.language.extra.libdevice are aliases of it) and SpacemiT smt."""
 from . import cpu  # noqa: F401
