@@ -189,22 +189,29 @@ static int
 branch_region(LLVMValueRef f, Block *b, int i0)
 {
     int n = b->n, last = -1;
-    char *dep = calloc((size_t)n, 1), *feeds = calloc((size_t)n, 1), *region = calloc((size_t)n, 1);
-    char *after = calloc((size_t)n, 1);
-    if (!dep || !feeds || !region || !after)
+    /* dep: depends on the input; out: an output marker of this region (depends on
+     * the input, not on another output: an fma(v, -1, -0) of the kernel's own code
+     * downstream is not one); down: depends on an output */
+    char *dep = calloc((size_t)n, 1), *out = calloc((size_t)n, 1), *down = calloc((size_t)n, 1);
+    char *feeds = calloc((size_t)n, 1), *region = calloc((size_t)n, 1), *after = calloc((size_t)n, 1);
+    if (!dep || !out || !down || !feeds || !region || !after)
         abort();
     LLVMValueRef mark = b->ins[i0], x = LLVMGetOperand(mark, 0);
     int ok = 1;
     dep[i0] = 1;
     for (int i = i0 + 1; i < n; i++) {
         int nops = LLVMGetNumOperands(b->ins[i]);
-        for (int o = 0; o < nops && !dep[i]; o++) {
+        for (int o = 0; o < nops; o++) {
             int j = block_index(b, LLVMGetOperand(b->ins[i], o));
-            dep[i] = j >= 0 && dep[j];
+            if (j >= 0) {
+                dep[i] |= dep[j];
+                down[i] |= out[j] | down[j];
+            }
         }
+        out[i] = dep[i] && !down[i] && marker(b->ins[i]) == MARK_OUT;
     }
     for (int i = n - 1; i > i0; i--) {
-        if (dep[i] && marker(b->ins[i]) == MARK_OUT) {
+        if (out[i]) {
             feeds[i] = 1;
             if (last < 0)
                 last = i;
@@ -229,7 +236,7 @@ branch_region(LLVMValueRef f, Block *b, int i0)
             ok = 0;
             break;
         }
-        if (marker(b->ins[i]) == MARK_OUT)
+        if (out[i])
             continue;
         for (LLVMUseRef u = LLVMGetFirstUse(b->ins[i]); u && ok; u = LLVMGetNextUse(u)) {
             int j = block_index(b, LLVMGetUser(u));
@@ -239,7 +246,7 @@ branch_region(LLVMValueRef f, Block *b, int i0)
     LLVMReplaceAllUsesWith(mark, x);
     if (!ok) {
         LLVMInstructionEraseFromParent(mark);
-        free(dep), free(feeds), free(region), free(after);
+        free(dep), free(out), free(down), free(feeds), free(region), free(after);
         return 0;
     }
     /* instructions before the last output that use an output go after the region */
@@ -249,7 +256,7 @@ branch_region(LLVMValueRef f, Block *b, int i0)
         int nops = LLVMGetNumOperands(b->ins[i]);
         for (int o = 0; o < nops && !after[i]; o++) {
             int j = block_index(b, LLVMGetOperand(b->ins[i], o));
-            after[i] = j >= 0 && (after[j] || (region[j] && marker(b->ins[j]) == MARK_OUT));
+            after[i] = j >= 0 && (after[j] || out[j]);
         }
     }
     LLVMBasicBlockRef bb = LLVMGetInstructionParent(mark);
@@ -291,7 +298,7 @@ branch_region(LLVMValueRef f, Block *b, int i0)
             LLVMInstructionRemoveFromParent(b->ins[i]);
     LLVMValueRef first = LLVMGetFirstInstruction(bb);
     for (int i = i0 + 1; i <= last; i++) {
-        if (!region[i] || marker(b->ins[i]) != MARK_OUT)
+        if (!out[i])
             continue;
         LLVMValueRef o = b->ins[i];
         LLVMPositionBuilderBefore(bld, o);
@@ -313,7 +320,7 @@ branch_region(LLVMValueRef f, Block *b, int i0)
             LLVMInsertIntoBuilder(bld, b->ins[i]);
     LLVMDisposeBuilder(bld);
     LLVMInstructionEraseFromParent(mark);
-    free(dep), free(feeds), free(region), free(after);
+    free(dep), free(out), free(down), free(feeds), free(region), free(after);
     return 1;
 }
 

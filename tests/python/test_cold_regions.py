@@ -85,3 +85,27 @@ def test_plain_kernel_has_no_cold_region():
     k = triton.compile(ASTSource(fn=_scale, signature={"x_ptr": "*fp32", "o_ptr": "*fp32", "n": "i32"},
                                  constexprs={"BLOCK": 1024}), target=GPUTarget("cpu", 0, 0))
     assert "cold." not in k.asm["llir"]
+
+
+@triton.jit
+def _marker_lookalikes(x_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    z = tl.fma(x, 1.0, -0.0)                 # the input marker's shape, in user code
+    c = tl.fma(tl.cos(z), -1.0, -0.0)        # the output marker's shape, downstream of cos
+    tl.store(o_ptr + offs, tl.fma(c, -1.0, -0.0) + tl.sin(x), mask=m)
+
+
+@pytest.mark.parametrize("kind", ["small", "huge", "mixed", "zeros"])
+def test_kernel_code_shaped_like_markers_keeps_its_meaning(kind):
+    """fma(v, 1, -0) and fma(v, -1, -0) written in a kernel are v and -v, wherever they
+    sit: they must not be taken for a cold region's markers (whose region is skipped,
+    outputs zero, when the input is all zero: cos(0) is 1)."""
+    g = torch.Generator().manual_seed(5)
+    n = 4099
+    x = torch.zeros(n) if kind == "zeros" else _inputs(kind, n, g)
+    o = torch.empty(n)
+    _marker_lookalikes[(triton.cdiv(n, 512),)](x, o, n, BLOCK=512)
+    ref = (torch.cos(x.double()) + torch.sin(x.double())).float()
+    torch.testing.assert_close(o, ref, rtol=0, atol=1e-6)
