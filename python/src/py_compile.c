@@ -124,166 +124,6 @@ str_or_none(const char *s)
     return PyUnicode_FromString(s);
 }
 
-/* ---- crash isolation ----------------------------------------------------------------
- * Code generation runs in a forked child (TRITIUM_COMPILE_FORK=0 runs it in
- * process): a crash inside MLIR or LLVM then fails this compile with a clear error
- * instead of killing the user's process. The child sends the CgResult back through
- * a pipe as tagged fields and leaves with _exit (no atexit handlers, no Python). */
-
-enum { F_RC = 1, F_ERROR, F_LLMLIR, F_LLVMIR, F_ASM, F_OBJ, F_TIMES, F_STREAMED };
-
-static int
-write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static void
-put_field(int fd, uint8_t tag, const void *p, uint64_t n)
-{
-    write_all(fd, &tag, 1);
-    write_all(fd, &n, 8);
-    if (n)
-        write_all(fd, p, n);
-}
-
-static char *
-read_all(int fd, size_t *len)
-{
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    for (;;) {
-        if (!buf)
-            return NULL;
-        if (n == cap) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) {
-                free(buf);
-                return NULL;
-            }
-            buf = nb;
-        }
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        n += (size_t)r;
-    }
-    *len = n;
-    return buf;
-}
-
-static char *
-dup_field(const char *p, uint64_t n)
-{
-    char *s = malloc(n + 1);
-    if (s) {
-        memcpy(s, p, n);
-        s[n] = 0;
-    }
-    return s;
-}
-
-/* Runs cg->compile in a child. Returns the compile's rc, or -1 with *crash set to
- * the signal (or -1 when the child could not run) — res fields are malloc'ed. */
-static int
-compile_forked(const char *linalg, size_t len, const CgOptions *co, const char *so_path, CgResult *res, int *crash)
-{
-    int fds[2];
-    *crash = 0;
-    if (pipe(fds) < 0) {
-        *crash = -1;
-        return -1;
-    }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        *crash = -1;
-        return -1;
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        if (getenv("TRITIUM_CG_CRASH_FOR_TESTING")) /* tests/python/test_crash: prove isolation */
-            raise(SIGSEGV);
-        CgResult r;
-        memset(&r, 0, sizeof r);
-        int rc = cg->compile(linalg, len, co, so_path, &r);
-        put_field(fds[1], F_RC, &rc, sizeof rc);
-        if (r.error)
-            put_field(fds[1], F_ERROR, r.error, strlen(r.error));
-        if (r.ll_mlir)
-            put_field(fds[1], F_LLMLIR, r.ll_mlir, strlen(r.ll_mlir));
-        if (r.llvm_ir)
-            put_field(fds[1], F_LLVMIR, r.llvm_ir, strlen(r.llvm_ir));
-        if (r.asm_text)
-            put_field(fds[1], F_ASM, r.asm_text, strlen(r.asm_text));
-        if (r.obj)
-            put_field(fds[1], F_OBJ, r.obj, r.obj_len);
-        double t[3] = {r.ms_mlir, r.ms_llvm, r.ms_link};
-        put_field(fds[1], F_TIMES, t, sizeof t);
-        put_field(fds[1], F_STREAMED, &r.streamed_stores, sizeof r.streamed_stores);
-        close(fds[1]);
-        _exit(0);
-    }
-    close(fds[1]);
-    size_t n = 0;
-    char *buf = read_all(fds[0], &n);
-    close(fds[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    int rc = -1, got_rc = 0;
-    for (size_t i = 0; buf && i + 9 <= n;) {
-        uint8_t tag = (uint8_t)buf[i];
-        uint64_t l;
-        memcpy(&l, buf + i + 1, 8);
-        const char *p = buf + i + 9;
-        if (i + 9 + l > n)
-            break;
-        switch (tag) {
-        case F_RC: memcpy(&rc, p, sizeof rc); got_rc = 1; break;
-        case F_ERROR: res->error = dup_field(p, l); break;
-        case F_LLMLIR: res->ll_mlir = dup_field(p, l); break;
-        case F_LLVMIR: res->llvm_ir = dup_field(p, l); break;
-        case F_ASM: res->asm_text = dup_field(p, l); break;
-        case F_OBJ:
-            res->obj = (uint8_t *)dup_field(p, l);
-            res->obj_len = (size_t)l;
-            break;
-        case F_TIMES: {
-            double t[3];
-            memcpy(t, p, sizeof t);
-            res->ms_mlir = t[0], res->ms_llvm = t[1], res->ms_link = t[2];
-            break;
-        }
-        case F_STREAMED:
-            if (l == sizeof res->streamed_stores)
-                memcpy(&res->streamed_stores, p, sizeof res->streamed_stores);
-            break;
-        }
-        i += 9 + l;
-    }
-    free(buf);
-    if (WIFSIGNALED(status) || !got_rc) {
-        *crash = WIFSIGNALED(status) ? WTERMSIG(status) : -1;
-        return -1;
-    }
-    return rc;
-}
-
 static void
 result_free(CgResult *r)
 {
@@ -340,7 +180,8 @@ compile(PyObject *self, PyObject *args, PyObject *kw)
     memset(&res, 0, sizeof res);
     int rc, crash = 0, forked = fork_enabled();
     Py_BEGIN_ALLOW_THREADS
-    rc = forked ? compile_forked(linalg, llen, &co, so_path, &res, &crash) : cg->compile(linalg, llen, &co, so_path, &res);
+    rc = forked ? py_cg_isolated_compile(cg, linalg, llen, &co, so_path, &res, &crash)
+                : cg->compile(linalg, llen, &co, so_path, &res);
     Py_END_ALLOW_THREADS
     double t3 = now_ms();
     PyObject *out = NULL;
@@ -532,7 +373,14 @@ stats_add(PyObject *self, PyObject *args)
     return py_err(PyExc_ValueError, "unknown statistic %s", name);
 }
 
+static PyObject *
+compile_server_pid(PyObject *self, PyObject *unused)
+{
+    return PyLong_FromLong((long)py_cg_server_pid());
+}
+
 static PyMethodDef methods[] = {
+    {"compile_server_pid", compile_server_pid, METH_NOARGS, "Pid of this process's compile server, 0 if none."},
     {"compile", (PyCFunction)(void (*)(void))compile, METH_VARARGS | METH_KEYWORDS,
      "compile(builder, so_path, instrument=False, want_stages=True) -> dict of stages"},
     {"target_info", target_info, METH_NOARGS, "Target CPU description."},

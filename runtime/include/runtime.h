@@ -49,7 +49,9 @@ int rt_env_debug(void);
     X(DISK_HIT, "disk_hits")                                                             \
     X(MEMORY_HIT, "memory_hits")                                                         \
     X(CORRUPT_REBUILD, "corrupt_rebuilds")                                                \
-    X(STREAM_LAUNCH, "streaming_launches")
+    X(STREAM_LAUNCH, "streaming_launches")                                               \
+    X(CG_SERVER, "compile_servers")                                                      \
+    X(CG_FORK, "compile_forks")
 
 typedef enum RtStat {
 #define RT_STAT_ENUM(e, s) RT_STAT_##e,
