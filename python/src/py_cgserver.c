@@ -292,7 +292,8 @@ send_request(const char *linalg, size_t len, const CgOptions *co, const char *so
            write_all(srv.req, &plen, sizeof plen) || write_all(srv.req, so_path, plen);
 }
 
-/* The signal that ended the server (reaped), or -1. */
+/* The signal that ended the server (reaped), or -1. A server still alive after a
+ * broken exchange is killed first, so this never waits for a live process. */
 static int
 server_died(void)
 {
@@ -301,6 +302,12 @@ server_died(void)
     close(srv.req);
     close(srv.resp);
     srv.pid = 0;
+    pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid)
+        return WIFSIGNALED(status) ? WTERMSIG(status) : -1;
+    if (w < 0)
+        return -1; /* reaped elsewhere (os.wait() in the script): the pid may be reused */
+    kill(pid, SIGKILL);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     return WIFSIGNALED(status) ? WTERMSIG(status) : -1;
@@ -351,8 +358,14 @@ py_cg_isolated_compile(const CgApi *cg, const char *linalg, size_t len, const Cg
         return compile_once(cg, linalg, len, co, so_path, res, crash);
     if (srv.pid && srv.owner != getpid())
         memset(&srv, 0, sizeof srv); /* inherited without the atfork handler (vfork, clone) */
-    if (srv.pid && waitpid(srv.pid, NULL, WNOHANG) != 0) /* died while idle (killed) */
-        server_died();
+    if (srv.pid) { /* died while idle (killed)? then it is reaped here: just forget it */
+        pid_t w = waitpid(srv.pid, NULL, WNOHANG);
+        if (w == srv.pid || (w < 0 && errno == ECHILD)) {
+            close(srv.req);
+            close(srv.resp);
+            srv.pid = 0;
+        }
+    }
     int rc = -1;
     for (int attempt = 0; attempt < 2; attempt++) {
         if (!srv.pid && start_server(cg) < 0)
