@@ -550,6 +550,26 @@ atomic_one(LoCtx *c, IrOp *op, unsigned mem, unsigned idx, unsigned v, unsigned 
     return is_float ? lo_emit(c->out, "arith.bitcast %%v%u : %s to %s", r, it, et) : r;
 }
 
+/* atomic_one under the i1 'cond' (0: unconditional); a lane that is masked off
+ * does not touch memory and yields 0. */
+static unsigned
+atomic_masked(LoCtx *c, IrOp *op, unsigned mem, unsigned idx, unsigned v, unsigned cmp, unsigned cond, int dtype,
+              const char *et, bool is_float)
+{
+    if (!cond)
+        return atomic_one(c, op, mem, idx, v, cmp, et, is_float);
+    unsigned r = lo_fresh(c->out);
+    lo_line(c->out, "%%v%u = scf.if %%v%u -> (%s) {", r, cond, et);
+    c->out->indent += 2;
+    unsigned o = atomic_one(c, op, mem, idx, v, cmp, et, is_float);
+    lo_line(c->out, "scf.yield %%v%u : %s", o, et);
+    c->out->indent -= 2;
+    lo_line(c->out, "} else {");
+    lo_line(c->out, "  scf.yield %%v%u : %s", lo_emit_const(c, dtype, 0, 0), et);
+    lo_line(c->out, "}");
+    return r;
+}
+
 int
 lo_atomic(LoCtx *c, IrOp *op)
 {
@@ -568,20 +588,8 @@ lo_atomic(LoCtx *c, IrOp *op)
     IrType pt = c->f->vals[ptr].type;
     if (!ir_type_is_tensor(c->m, pt)) {
         unsigned idx = lo_aexpr_emit(c, p->off.base), v = lo_scalar(c, vref), cmp = cref ? lo_scalar(c, cref) : 0;
-        unsigned r;
-        if (mref) {
-            r = lo_fresh(c->out);
-            lo_line(c->out, "%%v%u = scf.if %%v%u -> (%s) {", r, lo_scalar(c, mref), et);
-            c->out->indent += 2;
-            unsigned o = atomic_one(c, op, mem, idx, v, cmp, et, is_float);
-            lo_line(c->out, "scf.yield %%v%u : %s", o, et);
-            c->out->indent -= 2;
-            lo_line(c->out, "} else {");
-            lo_line(c->out, "  scf.yield %%v%u : %s", lo_emit_const(c, ir_type_dtype(c->m, et_t), 0, 0), et);
-            lo_line(c->out, "}");
-        } else {
-            r = atomic_one(c, op, mem, idx, v, cmp, et, is_float);
-        }
+        unsigned r = atomic_masked(c, op, mem, idx, v, cmp, mref ? lo_scalar(c, mref) : 0,
+                                   ir_type_dtype(c->m, et_t), et, is_float);
         lv->kind = LV_SCALAR;
         lv->ssa = r;
         lv->scope = c->scope;
@@ -619,22 +627,12 @@ lo_atomic(LoCtx *c, IrOp *op)
     unsigned v = lo_emit(c->out, "tensor.extract %%v%u[%s] : %s", vals, idx, vt);
     unsigned cmp = cmps ? lo_emit(c->out, "tensor.extract %%v%u[%s] : %s", cmps, idx, vt) : 0;
     unsigned o = lo_emit(c->out, "tensor.extract %%v%u[%s] : %s", offs, idx, ot);
-    unsigned old;
+    unsigned m1 = 0;
     if (mask) {
         unsigned mb = lo_emit(c->out, "tensor.extract %%v%u[%s] : %s", mask, idx, mt);
-        unsigned m1 = lo_emit(c->out, "arith.trunci %%v%u : i8 to i1", mb);
-        old = lo_fresh(c->out);
-        lo_line(c->out, "%%v%u = scf.if %%v%u -> (%s) {", old, m1, et);
-        c->out->indent += 2;
-        unsigned a = atomic_one(c, op, mem, o, v, cmp, et, is_float);
-        lo_line(c->out, "scf.yield %%v%u : %s", a, et);
-        c->out->indent -= 2;
-        lo_line(c->out, "} else {");
-        lo_line(c->out, "  scf.yield %%v%u : %s", lo_emit_const(c, ir_type_dtype(c->m, et_t), 0, 0), et);
-        lo_line(c->out, "}");
-    } else {
-        old = atomic_one(c, op, mem, o, v, cmp, et, is_float);
+        m1 = lo_emit(c->out, "arith.trunci %%v%u : i8 to i1", mb);
     }
+    unsigned old = atomic_masked(c, op, mem, o, v, cmp, m1, ir_type_dtype(c->m, et_t), et, is_float);
     unsigned ins = lo_emit(c->out, "tensor.insert %%v%u into %%v%u[%s] : %s", old, carry[rank - 1], idx, rt);
     for (int d = rank - 1; d >= 0; d--) {
         lo_line(c->out, "scf.yield %%v%u : %s", d == rank - 1 ? ins : res[d + 1], rt);
