@@ -192,12 +192,11 @@ branch_region(LLVMValueRef f, Block *b, int i0)
     /* dep: depends on the input; out: an output marker of this region (depends on
      * the input, not on another output: an fma(v, -1, -0) of the kernel's own code
      * downstream is not one); down: depends on an output */
-    char *dep = calloc((size_t)n, 1), *out = calloc((size_t)n, 1), *down = calloc((size_t)n, 1);
-    char *feeds = calloc((size_t)n, 1), *region = calloc((size_t)n, 1), *after = calloc((size_t)n, 1);
-    if (!dep || !out || !down || !feeds || !region || !after)
+    char *flags = calloc(6, (size_t)n);
+    if (!flags)
         abort();
+    char *dep = flags, *out = dep + n, *down = out + n, *feeds = down + n, *region = feeds + n, *after = region + n;
     LLVMValueRef mark = b->ins[i0], x = LLVMGetOperand(mark, 0);
-    int ok = 1;
     dep[i0] = 1;
     for (int i = i0 + 1; i < n; i++) {
         int nops = LLVMGetNumOperands(b->ins[i]);
@@ -227,7 +226,7 @@ branch_region(LLVMValueRef f, Block *b, int i0)
     }
     for (int i = i0 + 1; i < n; i++)
         region[i] = dep[i] && feeds[i];
-    ok = last > i0;
+    int ok = last > i0;
     /* pure, and used only inside the region (outputs excepted) */
     for (int i = i0 + 1; ok && i <= last; i++) {
         if (!region[i])
@@ -246,7 +245,7 @@ branch_region(LLVMValueRef f, Block *b, int i0)
     LLVMReplaceAllUsesWith(mark, x);
     if (!ok) {
         LLVMInstructionEraseFromParent(mark);
-        free(dep), free(out), free(down), free(feeds), free(region), free(after);
+        free(flags);
         return 0;
     }
     /* instructions before the last output that use an output go after the region */
@@ -279,10 +278,10 @@ branch_region(LLVMValueRef f, Block *b, int i0)
                            LLVMConstNull(bits), "cold.any");
     }
     LLVMValueRef br = LLVMBuildCondBr(bld, nz, cold, bb);
-    LLVMValueRef w[3] = {NULL, LLVMConstInt(LLVMInt32TypeInContext(c), 1, 0),
-                         LLVMConstInt(LLVMInt32TypeInContext(c), 1000, 0)};
-    LLVMMetadataRef wm[3] = {LLVMMDStringInContext2(c, "branch_weights", 14), LLVMValueAsMetadata(w[1]),
-                             LLVMValueAsMetadata(w[2])};
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(c);
+    LLVMMetadataRef wm[3] = {LLVMMDStringInContext2(c, "branch_weights", 14),
+                             LLVMValueAsMetadata(LLVMConstInt(i32, 1, 0)),
+                             LLVMValueAsMetadata(LLVMConstInt(i32, 1000, 0))};
     LLVMSetMetadata(br, LLVMGetMDKindIDInContext(c, "prof", 4),
                     LLVMMetadataAsValue(c, LLVMMDNodeInContext2(c, wm, 3)));
 
@@ -310,7 +309,6 @@ branch_region(LLVMValueRef f, Block *b, int i0)
         LLVMAddIncoming(phi, vals, from, 2);
         replace_uses(b, region, o, neg, phi);
         LLVMInstructionEraseFromParent(o);
-        region[i] = 0;
     }
     LLVMPositionBuilderAtEnd(bld, cold);
     LLVMBuildBr(bld, bb);
@@ -320,7 +318,7 @@ branch_region(LLVMValueRef f, Block *b, int i0)
             LLVMInsertIntoBuilder(bld, b->ins[i]);
     LLVMDisposeBuilder(bld);
     LLVMInstructionEraseFromParent(mark);
-    free(dep), free(out), free(down), free(feeds), free(region), free(after);
+    free(flags);
     return 1;
 }
 

@@ -438,8 +438,9 @@ static const uint32_t pio2_part[3] = {0x3fc90fdbu, 0xb33bbd2eu, 0xa6f72cedu};
 static const float sin_s[] = {-1.0f / 6, 1.0f / 120, -1.0f / 5040, 1.0f / 362880};
 static const float cos_c[] = {1.0f, -0.5f, 1.0f / 24, -1.0f / 720, 1.0f / 40320, -1.0f / 3628800};
 
-/* r = x - j pi/2 for finite x, two rounds of three-part Cody-Waite with exact
- * (fma) products; *q = j mod 4 (i32). */
+/* r = x - j pi/2 for finite |x| < 2^16 (trig_reduce_any selects the large-argument
+ * reduction above), two rounds of three-part Cody-Waite with exact (fma) products;
+ * *q = j mod 4 (i32). */
 static unsigned
 trig_reduce(Em *e, unsigned x, unsigned *q)
 {
@@ -460,9 +461,7 @@ trig_reduce(Em *e, unsigned x, unsigned *q)
             jsum = ibin(e, "addi", jm4, ji);
     }
     *q = ibin(e, "andi", jsum, ki(e, 3));
-    /* beyond the reduction's range r is meaningless: keep it bounded so that
-     * the results stay finite */
-    return clamp_hi(e, clamp_lo(e, t, kf(e, -0.9f)), kf(e, 0.9f));
+    return t;
 }
 
 /* 1/(2 pi) in 24-bit pieces, piece k scaled by 2^-24(k+1) - 2: each product
