@@ -77,7 +77,7 @@ LLVMTargetMachineRef cg_target_machine_create(const CgTarget *t, int opt_level, 
  * transform-dialect script (text of a module holding @__transform_main) that
  * tiles, peels and vectorises them for target t. Caller owns the returned text
  * (free). */
-char *cg_script_build(MlirOperation module, const CgTarget *t);
+char *cg_script_build(MlirOperation module, CgStr *err); /* NULL (message in err): a generic without intent */
 /* The fixed script that then eliminates empty tensors and bufferizes. */
 extern const char cg_script_bufferize[];
 

@@ -27,9 +27,10 @@
 #define ERR_MAX (32 << 10) /* diagnostics beyond this are counted, not kept */
 
 /* Passes before the transform script; the first two only when the module has
- * private helper functions. */
+ * private helper functions. The lowering writes every structured op as a
+ * linalg.generic carrying its intent (cg_script.c), so nothing is generalised. */
 static const char *const prepare_passes[] = {
-    "inline", "symbol-dce", "canonicalize", "cse", "linalg-generalize-named-ops",
+    "inline", "symbol-dce", "canonicalize", "cse",
 };
 #define N_INLINE_PASSES 2
 
@@ -613,7 +614,9 @@ cg_mlir_compile(const char *text, size_t len, const CgOptions *o, LLVMContextRef
         goto out;
     hoist_views(mod);
     double t_script = cg_now_ms();
-    char *script = cg_script_build(mlirModuleGetOperation(mod), &o->target);
+    char *script = cg_script_build(mlirModuleGetOperation(mod), err);
+    if (!script)
+        goto out;
     int src = apply_script(ctx, mod, script, &d);
     free(script);
     if (src)

@@ -2,18 +2,21 @@
  * cg_script.c — the per-kernel transform-dialect script: tiling, peeling,
  * vectorisation and bufferization of every linalg.generic (docs/compiler.md §1.4).
  *
- * Requires: named linalg ops generalized (linalg-generalize-named-ops), so every
- * structured op is a linalg.generic. Each generic is classified from its iterator
- * types and indexing maps (read through the MLIR C API), tagged with a "cg_id"
- * attribute, and given its own tiling recipe in the script:
- *   elementwise / innermost loop parallel: outer loops by 1, innermost by the
- *     vector length VL; the innermost loop is peeled when its extent is dynamic or
- *     not a multiple of VL and the remainder gets masked vectorisation;
- *   innermost loop a reduction: outer loops by 1, then tile_reduction_using_for
- *     with up to 4*VL lanes (a vector accumulator, reduced once after the loop);
- *   static matmul-like contraction: an MB x NB register block (8 x 2VL with 32
- *     vector registers, 4 x 2VL with 16) over single k steps, lowered to
- *     broadcast-FMA outer products (vector.contract -> outerproduct).
+ * The lowering says what each generic is and how it wants to be tiled: the
+ * attributes tritium.kind ("elementwise", "copy", "fill", "gather",
+ * "row_reduction", "column_reduction", "reduction", "contraction"),
+ * tritium.tile (a tile size per loop, 0: untiled) and tritium.lanes (the vector
+ * accumulator of a row reduction). This file only reads them, plus the static
+ * extents of the loops (from the operand types) to decide peeling, tags each
+ * generic with a "cg_id" and writes its recipe:
+ *   tiled innermost loop (elementwise-like): tile_using_for; when the innermost
+ *     extent is dynamic or not a multiple of its tile the loop is peeled, and the
+ *     remainder gets masked vectorisation unless its body gathers from memory;
+ *   row reductions: tile_using_for over the outer loops, then
+ *     tile_reduction_using_for with 'lanes' lanes (a vector accumulator reduced
+ *     once after the loop);
+ *   contraction: tile_using_for with the register block, lowered to broadcast-FMA
+ *     outer products (vector.contract -> outerproduct).
  * Then one vectorize_children_and_apply_patterns over each function, loop-invariant
  * subset hoisting (accumulators stay in registers) and vector lowering patterns.
  * A second, fixed script (cg_script_bufferize) eliminates empty tensors and
@@ -32,16 +35,14 @@
 
 #define MAX_LOOPS 8
 
-typedef enum OpKind { OK_PARALLEL_INNER, OK_REDUCTION_INNER, OK_CONTRACTION, OK_NONE } OpKind;
+typedef enum OpKind { OK_TILED, OK_ROW_REDUCTION, OK_CONTRACTION, OK_NONE } OpKind;
 
 typedef struct OpInfo {
     int nloops;
-    int64_t ext[MAX_LOOPS]; /* static extent, -1 when dynamic or unknown */
-    uint8_t red[MAX_LOOPS]; /* reduction iterator? */
-    int elem_bytes;         /* widest element type among the operands */
-    int simple_body;        /* arith/math/index only: masked vectorisation is safe */
-    int combiner;           /* a reduction with a recognised combiner */
-    int m, n, k;            /* loop positions of a contraction */
+    int64_t ext[MAX_LOOPS];  /* static extent, -1 when dynamic or unknown */
+    int64_t tile[MAX_LOOPS]; /* tritium.tile */
+    int64_t lanes;           /* tritium.lanes */
+    int masked_ok;           /* the remainder of a peeled loop may be vectorised with masks */
     OpKind kind;
 } OpInfo;
 
@@ -79,75 +80,6 @@ collect_generic(MlirOperation op, void *user)
     return MlirWalkResultAdvance;
 }
 
-static void
-print_to_buf(MlirStringRef s, void *user)
-{
-    CgStr *b = user;
-    cg_str_append(b, s.data, s.length);
-}
-
-static int
-type_bytes(MlirType t)
-{
-    if (mlirTypeIsAShaped(t))
-        t = mlirShapedTypeGetElementType(t);
-    if (mlirTypeIsAIndex(t))
-        return 8;
-    if (mlirTypeIsAInteger(t))
-        return (int)((mlirIntegerTypeGetWidth(t) + 7) / 8);
-    if (mlirTypeIsAFloat(t))
-        return (int)(mlirFloatTypeGetWidth(t) / 8);
-    return 4;
-}
-
-/* Does the body hold only ops the masked vectoriser handles? */
-static int
-body_is_simple(MlirOperation op)
-{
-    MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0));
-    for (MlirOperation o = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(o);
-         o = mlirOperationGetNextInBlock(o)) {
-        MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(o));
-        if (s.length > 6 && memcmp(s.data, "arith.", 6) == 0)
-            continue;
-        if (s.length > 5 && memcmp(s.data, "math.", 5) == 0)
-            continue;
-        if (op_is(o, "linalg.index") || op_is(o, "linalg.yield"))
-            continue;
-        return 0;
-    }
-    return 1;
-}
-
-/* Is the op's single result a reduction with a combiner MLIR knows the neutral
- * element of (out = combiner(..., out))? tile_reduction_using_for and masked
- * vectorisation of a reduction need one. */
-static int
-has_simple_combiner(MlirOperation op)
-{
-    static const char *const kinds[] = {
-        "arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.maxnumf",
-        "arith.minnumf", "arith.addi", "arith.muli", "arith.andi", "arith.ori", "arith.xori",
-        "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui"};
-    if (mlirOperationGetNumResults(op) != 1)
-        return 0;
-    MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0));
-    MlirOperation y = mlirBlockGetTerminator(b);
-    if (mlirOperationIsNull(y) || mlirOperationGetNumOperands(y) != 1)
-        return 0;
-    MlirValue v = mlirOperationGetOperand(y, 0);
-    if (!mlirValueIsAOpResult(v))
-        return 0;
-    MlirOperation c = mlirOpResultGetOwner(v);
-    int known = 0;
-    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
-        known |= op_is(c, kinds[i]);
-    MlirValue acc = mlirBlockGetArgument(b, mlirBlockGetNumArguments(b) - 1);
-    return known && mlirOperationGetNumOperands(c) == 2 &&
-           (mlirValueEqual(mlirOperationGetOperand(c, 0), acc) ||
-            mlirValueEqual(mlirOperationGetOperand(c, 1), acc));
-}
-
 /* Loop position of result j of map i, or -1 when it is not a plain dimension. */
 static int
 map_dim(MlirAttribute maps, intptr_t i, intptr_t j)
@@ -160,70 +92,53 @@ map_dim(MlirAttribute maps, intptr_t i, intptr_t j)
 }
 
 static int
-map_uses(MlirAttribute maps, intptr_t i, int d)
+attr_str_is(MlirAttribute a, const char *s)
 {
-    MlirAffineMap m = mlirAffineMapAttrGetValue(mlirArrayAttrGetElement(maps, i));
-    for (intptr_t j = 0; j < mlirAffineMapGetNumResults(m); j++)
-        if (map_dim(maps, i, j) == d)
-            return 1;
-    return 0;
+    if (mlirAttributeIsNull(a) || !mlirAttributeIsAString(a))
+        return 0;
+    MlirStringRef v = mlirStringAttrGetValue(a);
+    return v.length == strlen(s) && memcmp(v.data, s, v.length) == 0;
 }
 
-/* Recognises C(.., m, n) += A(.., m, k) * B(.., k, n) (either operand order)
- * with one reduction loop k, the innermost. */
-static void
-find_contraction(MlirOperation op, MlirAttribute maps, OpInfo *in)
-{
-    intptr_t nops = mlirOperationGetNumOperands(op);
-    int nred = 0;
-    for (int d = 0; d < in->nloops; d++)
-        nred += in->red[d];
-    if (nops != 3 || in->nloops < 3 || nred != 1 || !in->red[in->nloops - 1])
-        return;
-    MlirAffineMap out = mlirAffineMapAttrGetValue(mlirArrayAttrGetElement(maps, 2));
-    intptr_t nr = mlirAffineMapGetNumResults(out);
-    int m = map_dim(maps, 2, nr - 2), n = map_dim(maps, 2, nr - 1), k = in->nloops - 1;
-    if (m < 0 || n < 0)
-        return;
-    int a_ok = map_uses(maps, 0, m) && map_uses(maps, 0, k) && !map_uses(maps, 0, n);
-    int b_ok = map_uses(maps, 1, n) && map_uses(maps, 1, k) && !map_uses(maps, 1, m);
-    int a_sw = map_uses(maps, 1, m) && map_uses(maps, 1, k) && !map_uses(maps, 1, n);
-    int b_sw = map_uses(maps, 0, n) && map_uses(maps, 0, k) && !map_uses(maps, 0, m);
-    if (!((a_ok && b_ok) || (a_sw && b_sw)))
-        return;
-    if (in->ext[m] < 0 || in->ext[n] < 0 || in->ext[k] < 0)
-        return;
-    in->m = m, in->n = n, in->k = k;
-    in->kind = OK_CONTRACTION;
-}
-
-/* Fills 'in' from the generic's iterator types, maps and operand shapes. */
-static void
-analyze(MlirOperation op, OpInfo *in)
+/* Fills 'in' from the generic's intent attributes and its operand shapes; -1
+ * (with a message in err) when the intent is missing or malformed. */
+static int
+analyze(MlirOperation op, OpInfo *in, CgStr *err)
 {
     memset(in, 0, sizeof *in);
     in->kind = OK_NONE;
     MlirAttribute iters = mlirOperationGetAttributeByName(op, sref("iterator_types"));
     MlirAttribute maps = mlirOperationGetAttributeByName(op, sref("indexing_maps"));
+    MlirAttribute kind = mlirOperationGetAttributeByName(op, sref("tritium.kind"));
+    MlirAttribute tile = mlirOperationGetAttributeByName(op, sref("tritium.tile"));
+    MlirAttribute lanes = mlirOperationGetAttributeByName(op, sref("tritium.lanes"));
     if (mlirAttributeIsNull(iters) || mlirAttributeIsNull(maps))
-        return;
+        return 0;
     in->nloops = (int)mlirArrayAttrGetNumElements(iters);
     if (in->nloops > MAX_LOOPS)
-        return;
-    for (int d = 0; d < in->nloops; d++) {
-        CgStr s = {0};
-        mlirAttributePrint(mlirArrayAttrGetElement(iters, d), print_to_buf, &s);
-        in->red[d] = s.p && strstr(s.p, "reduction") != NULL;
-        in->ext[d] = -1;
-        cg_str_fini(&s);
+        return 0;
+    if (mlirAttributeIsNull(kind) || !mlirAttributeIsAString(kind)) {
+        cg_str_printf(err, "a linalg.generic has no tritium.kind attribute (the lowering tags every generic; "
+                           "docs/compiler.md §1.3)\n");
+        return -1;
     }
-    in->elem_bytes = 1;
+    if (!mlirAttributeIsNull(tile)) {
+        if (!mlirAttributeIsAArray(tile) || mlirArrayAttrGetNumElements(tile) != in->nloops) {
+            cg_str_printf(err, "tritium.tile must list one tile size per loop (%d)\n", in->nloops);
+            return -1;
+        }
+        for (int d = 0; d < in->nloops; d++) {
+            MlirAttribute e = mlirArrayAttrGetElement(tile, d);
+            in->tile[d] = mlirAttributeIsAInteger(e) ? mlirIntegerAttrGetValueInt(e) : 0;
+        }
+    }
+    if (!mlirAttributeIsNull(lanes) && mlirAttributeIsAInteger(lanes))
+        in->lanes = mlirIntegerAttrGetValueInt(lanes);
+    for (int d = 0; d < in->nloops; d++)
+        in->ext[d] = -1;
     intptr_t nops = mlirOperationGetNumOperands(op);
     for (intptr_t i = 0; i < nops && i < mlirArrayAttrGetNumElements(maps); i++) {
         MlirType t = mlirValueGetType(mlirOperationGetOperand(op, i));
-        int eb = type_bytes(t);
-        if (eb > in->elem_bytes)
-            in->elem_bytes = eb;
         if (!mlirTypeIsAShaped(t) || !mlirShapedTypeHasRank(t))
             continue;
         for (intptr_t j = 0; j < mlirShapedTypeGetRank(t); j++) {
@@ -232,30 +147,20 @@ analyze(MlirOperation op, OpInfo *in)
                 in->ext[d] = mlirShapedTypeGetDimSize(t, j);
         }
     }
-    int nred = 0;
-    for (int d = 0; d < in->nloops; d++)
-        nred += in->red[d];
-    in->combiner = nred > 0 && has_simple_combiner(op);
-    in->simple_body = body_is_simple(op) && (nred == 0 || in->combiner);
-    if (in->nloops == 0)
-        return; /* nothing to tile */
-    in->kind = in->red[in->nloops - 1] ? OK_REDUCTION_INNER : OK_PARALLEL_INNER;
-    find_contraction(op, maps, in);
+    if (attr_str_is(kind, "contraction"))
+        in->kind = OK_CONTRACTION;
+    else if (attr_str_is(kind, "row_reduction") || attr_str_is(kind, "reduction"))
+        in->kind = OK_ROW_REDUCTION;
+    else
+        in->kind = OK_TILED;
+    in->masked_ok = !attr_str_is(kind, "gather") && !attr_str_is(kind, "reduction");
+    return 0;
 }
 
 /* ---- script text ------------------------------------------------------------ */
 
 static const char *ANY = "!transform.any_op";
 static const char *FOR = "!transform.op<\"scf.for\">";
-
-static int
-largest_dividing(int64_t ext, const int *cands, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (cands[i] > 0 && ext % cands[i] == 0)
-            return cands[i];
-    return 1;
-}
 
 /* "%t, %l_0, ... = tile_using_for %src tile_sizes [...]"; returns the number of
  * loops created (non-zero sizes). */
@@ -299,61 +204,41 @@ emit_peel(CgStr *s, int id, const char *loop, const int64_t *vs, int n, int mask
     cg_str_printf(s, "] : %s\n", ANY);
 }
 
-/* Elementwise-like: outer loops by 1, innermost by vl, peel when needed. */
+/* The tiles the lowering asked for; the innermost loop is peeled when its
+ * extent is dynamic or not a multiple of its tile. */
 static void
-emit_parallel_inner(CgStr *s, int id, const OpInfo *in, int vl, int tile_inner_red)
+emit_tiled(CgStr *s, int id, const OpInfo *in)
 {
-    int64_t sz[MAX_LOOPS], vs[MAX_LOOPS];
     int last = in->nloops - 1;
-    for (int d = 0; d < last; d++) {
-        sz[d] = in->ext[d] == 1 ? 0 : 1;
-        vs[d] = 1;
-    }
-    int64_t e = in->ext[last];
-    int peel = 0;
-    if (e >= 0 && e <= vl && !tile_inner_red) {
-        sz[last] = 0;
-        vs[last] = e;
-    } else {
-        sz[last] = vl;
-        vs[last] = vl;
-        peel = e < 0 || e % vl != 0;
-    }
     char src[32];
     snprintf(src, sizeof src, "%%o%d", id);
-    int nl = emit_tile(s, id, src, sz, in->nloops);
-    if (peel && nl > 0) {
-        char loop[48];
-        snprintf(loop, sizeof loop, "%%l%d_%d", id, nl - 1);
-        emit_peel(s, id, loop, vs, in->nloops, in->simple_body);
-    }
+    int nl = emit_tile(s, id, src, in->tile, in->nloops);
+    int64_t t = last >= 0 ? in->tile[last] : 0, e = last >= 0 ? in->ext[last] : 0;
+    if (nl == 0 || t == 0 || (e >= 0 && e % t == 0))
+        return;
+    int64_t vs[MAX_LOOPS];
+    for (int d = 0; d < in->nloops; d++)
+        vs[d] = 1;
+    vs[last] = t;
+    char loop[48];
+    snprintf(loop, sizeof loop, "%%l%d_%d", id, nl - 1);
+    emit_peel(s, id, loop, vs, in->nloops, in->masked_ok);
 }
 
-/* Innermost reduction: outer loops by 1, then a vector accumulator of up to
- * 4*vl lanes via tile_reduction_using_for. */
+/* A row reduction: the outer loops tiled, then a vector accumulator of 'lanes'
+ * lanes via tile_reduction_using_for. */
 static void
-emit_reduction_inner(CgStr *s, int id, const OpInfo *in, int vl)
+emit_row_reduction(CgStr *s, int id, const OpInfo *in)
 {
     int last = in->nloops - 1;
-    int64_t e = in->ext[last];
-    if (e < 0) { /* dynamic reduction extent: sequential tiles, masked tail */
-        emit_parallel_inner(s, id, in, vl, 1);
+    if (in->tile[last] != 0 || in->lanes <= 0) { /* sequential tiles (dynamic extent) */
+        emit_tiled(s, id, in);
         return;
     }
-    if (!in->combiner) /* argmax-like: rows one by one, left to the vectoriser */
-        e = 0;
-    int64_t sz[MAX_LOOPS];
-    for (int d = 0; d < last; d++)
-        sz[d] = in->ext[d] == 1 ? 0 : 1;
-    sz[last] = 0;
     char src[32];
     snprintf(src, sizeof src, "%%o%d", id);
-    int nl = emit_tile(s, id, src, sz, in->nloops);
-    if (e <= vl || e % vl != 0)
-        return;
-    int cands[] = {4 * vl, 2 * vl, vl};
-    int r = largest_dividing(e, cands, 3);
-    if (r == e) /* one chunk: vectorise the row as it is */
+    int nl = emit_tile(s, id, src, in->tile, in->nloops);
+    if (in->ext[last] < 0 || in->ext[last] % in->lanes != 0 || in->lanes >= in->ext[last])
         return;
     if (nl)
         snprintf(src, sizeof src, "%%t%d", id);
@@ -362,44 +247,28 @@ emit_reduction_inner(CgStr *s, int id, const OpInfo *in, int vl)
                   "tile_reduction_using_for %s by tile_sizes = [",
                   id, id, id, id, src);
     for (int d = 0; d < in->nloops; d++)
-        cg_str_printf(s, "%s%d", d ? ", " : "", d == last ? r : 0);
+        cg_str_printf(s, "%s%lld", d ? ", " : "", (long long)(d == last ? in->lanes : 0));
     cg_str_printf(s, "] : (%s) -> (%s, %s, %s, %s)\n", ANY, ANY, ANY, ANY, ANY);
 }
 
-/* Matmul-like: an mb x nb register block, one k per step. */
 static void
-emit_contraction(CgStr *s, int id, const OpInfo *in, int vl, int nregs)
+emit_op(CgStr *s, int id, const OpInfo *in)
 {
-    int64_t sz[MAX_LOOPS];
-    for (int d = 0; d < in->nloops; d++)
-        sz[d] = in->ext[d] == 1 ? 0 : 1;
-    int mc[] = {nregs >= 32 ? 8 : 4, 2, 1};
-    int nc[] = {2 * vl, vl};
-    sz[in->m] = largest_dividing(in->ext[in->m], mc, 3);
-    sz[in->n] = in->ext[in->n] <= vl ? 0 : largest_dividing(in->ext[in->n], nc, 2);
-    sz[in->k] = 1; /* one k per step: 16 accumulators plus 2 B rows stay in registers */
-    if (sz[in->m] == in->ext[in->m])
-        sz[in->m] = 0;
-    char src[32];
-    snprintf(src, sizeof src, "%%o%d", id);
-    emit_tile(s, id, src, sz, in->nloops);
-}
-
-static void
-emit_op(CgStr *s, int id, const OpInfo *in, const CgTarget *t)
-{
-    int vl = t->vector_bytes / (in->elem_bytes > 0 ? in->elem_bytes : 4);
-    if (vl < 1)
-        vl = 1;
-    int nregs = t->vector_bytes >= 64 || cg_target_is_riscv(t) ? 32 : 16;
     cg_str_printf(s,
                   "    %%o%d = transform.structured.match attributes {cg_id = %d : i64} in %%root"
                   " : (%s) -> %s\n",
                   id, id, ANY, ANY);
+    if (in->nloops == 0)
+        return;
     switch (in->kind) {
-    case OK_PARALLEL_INNER: emit_parallel_inner(s, id, in, vl, 0); break;
-    case OK_REDUCTION_INNER: emit_reduction_inner(s, id, in, vl); break;
-    case OK_CONTRACTION: emit_contraction(s, id, in, vl, nregs); break;
+    case OK_TILED: emit_tiled(s, id, in); break;
+    case OK_ROW_REDUCTION: emit_row_reduction(s, id, in); break;
+    case OK_CONTRACTION: {
+        char src[32];
+        snprintf(src, sizeof src, "%%o%d", id);
+        emit_tile(s, id, src, in->tile, in->nloops);
+        break;
+    }
     case OK_NONE: break;
     }
 }
@@ -462,7 +331,7 @@ const char cg_script_bufferize[] =
     "}\n";
 
 char *
-cg_script_build(MlirOperation module, const CgTarget *t)
+cg_script_build(MlirOperation module, CgStr *err)
 {
     OpList ops = {0};
     mlirOperationWalk(module, collect_generic, &ops, MlirWalkPreOrder);
@@ -474,10 +343,14 @@ cg_script_build(MlirOperation module, const CgTarget *t)
                   ANY);
     for (size_t i = 0; i < ops.n; i++) {
         OpInfo in;
-        analyze(ops.v[i], &in);
+        if (analyze(ops.v[i], &in, err) < 0) {
+            free(ops.v);
+            cg_str_fini(&s);
+            return NULL;
+        }
         mlirOperationSetDiscardableAttributeByName(ops.v[i], sref("cg_id"),
                                                    mlirIntegerAttrGet(i64, (int64_t)i));
-        emit_op(&s, (int)i, &in, t);
+        emit_op(&s, (int)i, &in);
     }
     cg_str_append(&s, script_tail, sizeof script_tail - 1);
     free(ops.v);

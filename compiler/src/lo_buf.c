@@ -21,32 +21,40 @@ lo_buf_fini(LoBuf *b)
 }
 
 static void
-vappend(LoBuf *b, const char *fmt, va_list ap)
+reserve(LoBuf *b, size_t n)
+{
+    if (b->n + n + 1 <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->n + n + 1)
+        cap *= 2;
+    b->p = realloc(b->p, cap);
+    if (!b->p)
+        ir_die("out of memory");
+    b->cap = cap;
+}
+
+void
+lo_append(LoBuf *b, const char *s, size_t n)
+{
+    reserve(b, n);
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = 0;
+}
+
+void
+lo_vprintf(LoBuf *b, const char *fmt, va_list ap)
 {
     va_list ap2;
     va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap);
-    if (b->n + (size_t)n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->n + (size_t)n + 1)
-            cap *= 2;
-        b->p = realloc(b->p, cap);
-        if (!b->p)
-            ir_die("out of memory");
-        b->cap = cap;
-    }
+    if (n < 0)
+        ir_die("bad format");
+    reserve(b, (size_t)n);
     vsnprintf(b->p + b->n, (size_t)n + 1, fmt, ap2);
     va_end(ap2);
     b->n += (size_t)n;
-}
-
-static void
-append(LoBuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vappend(b, fmt, ap);
-    va_end(ap);
 }
 
 void
@@ -54,7 +62,7 @@ lo_printf(LoBuf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vappend(b, fmt, ap);
+    lo_vprintf(b, fmt, ap);
     va_end(ap);
 }
 
@@ -68,31 +76,31 @@ unsigned
 lo_emit(LoBuf *b, const char *fmt, ...)
 {
     unsigned id = lo_fresh(b);
-    append(b, "%*s%%v%u = ", b->indent, "", id);
+    lo_printf(b, "%*s%%v%u = ", b->indent, "", id);
     va_list ap;
     va_start(ap, fmt);
-    vappend(b, fmt, ap);
+    lo_vprintf(b, fmt, ap);
     va_end(ap);
-    append(b, "\n");
+    lo_append(b, "\n", 1);
     return id;
 }
 
 void
 lo_line(LoBuf *b, const char *fmt, ...)
 {
-    append(b, "%*s", b->indent, "");
+    lo_printf(b, "%*s", b->indent, "");
     va_list ap;
     va_start(ap, fmt);
-    vappend(b, fmt, ap);
+    lo_vprintf(b, fmt, ap);
     va_end(ap);
-    append(b, "\n");
+    lo_append(b, "\n", 1);
 }
 
 char *
 lo_buf_take(LoBuf *b, size_t *len)
 {
     if (!b->p)
-        append(b, "%s", "");
+        lo_append(b, "", 0);
     char *p = b->p;
     if (len)
         *len = b->n;

@@ -1,163 +1,430 @@
 /*
- * lo_int.h — internal interface of the lowering to Linalg MLIR text (lo_*.c).
+ * lo_int.h — internal interface of the lowering of the tile IR to Linalg MLIR
+ * text, and the index of the lo_*.c files. docs/compiler.md §1 is the contract
+ * of the output; §2 describes the two steps.
  *
- * The lowering writes MLIR text into a LoBuf. SSA values it creates are named
- * %v<N>; lo_emit() writes one "  %vN = <text>" line and returns N, so callers
- * refer to earlier values by number ("%%v%u").
+ * The lowering runs in two steps with one direction of data flow:
+ *
+ *   plan  (lo_expr.c, lo_plan_ptr.c, lo_plan.c, lo_plan_cost.c) — a pure
+ *         analysis of the kernel function: for every value, what it is (scalar,
+ *         lazy element-wise tile, tile load, materialised tensor, pointer with its
+ *         affine form, block pointer), where each tile is read or materialised,
+ *         the valid region of every mask, how each memory op is done, and the
+ *         static cost with loop trip counts as symbolic multipliers. It writes no
+ *         text; compiler remarks about fallbacks are added here.
+ *   emit  (lo_type.c, lo_buf.c, lo_emit*.c, lo_math.c) — reads the plan and
+ *         writes the MLIR text. Every linalg op carries its role as a
+ *         `tritium.kind` attribute (with the tile sizes it wants), which the code
+ *         generator's transform script reads (cg_script.c).
+ *
+ * Files, in dependency order (each uses only those above it):
+ *   lo_expr.c          hash-consed affine index expressions (AExpr)
+ *   lo_plan_ptr.c      affine forms of integer tiles, pointer forms (with
+ *                      wrap-around), block pointers, mask regions
+ *   lo_plan_cost.c     static cost per program instance, symbolic trip counts
+ *   lo_plan.c          the plan: kinds, positions, materialisation and the alias
+ *                      rules, memory-op access modes, loops, scopes
+ *   lo_type.c          MLIR type descriptors and their spelling
+ *   lo_buf.c           growable text buffer with SSA numbering
+ *   lo_math.c          branch-free f32 expansions of transcendental math
+ *   lo_emit_scalar.c   constants and the scalar form of element-wise ops
+ *   lo_emit_view.c     emission context helpers, index expressions, memref views
+ *   lo_emit_generic.c  fused linalg.generic bodies, materialisation, tile loads
+ *   lo_emit_mem.c      stores, scalar loads, atomics
+ *   lo_emit_compute.c  dot, reductions, scans, shape ops
+ *   lo_emit.c          the walk, structured control flow, scopes, the module
+ * Requires: canonicalized IR (ir_pipeline_run: constants folded, CSE, DCE).
  */
 #ifndef LO_INT_H
 #define LO_INT_H
 
 #include "ir_int.h"
 
-typedef struct LoBuf {
-    char *p;
-    size_t n, cap;
-    int indent;      /* spaces before each emitted line */
-    unsigned next;   /* next SSA number (when ctr is NULL) */
-    unsigned *ctr;   /* shared SSA counter, so that several buffers number alike */
-} LoBuf;
+/* ==== plan ==================================================================== */
 
-/* ---- lo_buf.c ---- */
-void lo_buf_init(LoBuf *b);
-void lo_buf_fini(LoBuf *b);
-/* Appends raw text (no indent, no newline). */
-void lo_printf(LoBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A fresh SSA number without emitting anything (block arguments). */
-unsigned lo_fresh(LoBuf *b);
-/* Writes indent + "%vN = " + text + "\n" and returns N. */
-unsigned lo_emit(LoBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Writes indent + text + "\n" (an op without results). */
-void lo_line(LoBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Takes the buffer's text (malloc'ed, NUL-terminated); the buffer is reset. */
-char *lo_buf_take(LoBuf *b, size_t *len);
+/* ---- lo_expr.c: affine index expressions ----
+ * Expressions over IR scalar integer values. Nodes are hash-consed per pool, so
+ * structurally equal expressions are the same pointer: that is how "the load's
+ * mask is the store's mask" and "the same element map" are decided. AK_CARRY is
+ * an index value the emitter creates for a loop-carried or branch value (the
+ * element offset of a carried pointer, slot 0, or offset k of a carried block
+ * pointer). */
+typedef enum AKind { AK_CONST, AK_VAL, AK_CARRY, AK_ADD, AK_MUL, AK_MIN, AK_MAX } AKind;
 
-/* ---- lowering context (lo_main.c) ------------------------------------------- */
-
-/* Affine scalar expressions over IR scalar values, used by the pointer and mask
- * analysis (lo_ptr.c). Nodes are hash-consed per context, so structurally equal
- * expressions are the same pointer. Emission (lo_aexpr_emit) is memoised per
- * lowering scope. */
-typedef enum { AK_CONST, AK_VAL, AK_SSA, AK_ADD, AK_MUL, AK_MIN, AK_MAX, AK_DIV } AKind;
 typedef struct AExpr AExpr;
 struct AExpr {
-    uint8_t k;
+    uint8_t k;           /* AKind */
+    int32_t slot;        /* AK_CARRY */
     int64_t c;           /* AK_CONST */
-    IrRef v;             /* AK_VAL: an IR scalar integer value */
-    unsigned ssa;        /* AK_SSA: an MLIR value of type index */
-    const AExpr *a, *b;
+    IrRef v;             /* AK_VAL, AK_CARRY */
+    const AExpr *a, *b;  /* operands (AK_ADD .. AK_MAX) */
     AExpr *hnext;        /* hash chain */
-    unsigned memo;       /* emitted SSA (index) */
-    int memo_scope;
+    uint32_t id;         /* dense number within the pool, from 1 */
 };
 
-/* value(i) = base + sum_d coef[d] * i_d, i_d the index within the tile */
+typedef struct LoExprs {
+    IrModule *m;
+    IrFunc *f;
+    AExpr **hash;
+    uint32_t cap, n;     /* buckets (power of two), nodes */
+} LoExprs;
+
+void lx_init(LoExprs *x, IrModule *m, IrFunc *f);
+void lx_fini(LoExprs *x);
+const AExpr *ax_const(LoExprs *x, int64_t v);
+const AExpr *ax_val(LoExprs *x, IrRef v);     /* sees through constants, +, -, *, extsi */
+const AExpr *ax_carry(LoExprs *x, IrRef v, int slot);
+const AExpr *ax_add(LoExprs *x, const AExpr *a, const AExpr *b);
+const AExpr *ax_sub(LoExprs *x, const AExpr *a, const AExpr *b);
+const AExpr *ax_mul(LoExprs *x, const AExpr *a, const AExpr *b);
+const AExpr *ax_min(LoExprs *x, const AExpr *a, const AExpr *b);
+const AExpr *ax_max(LoExprs *x, const AExpr *a, const AExpr *b);
+const AExpr *ax_neg(LoExprs *x, const AExpr *a);
+bool ax_is_const(const AExpr *a, int64_t *v);
+bool ax_is_zero(const AExpr *a);
+/* Value of e with every AK_VAL leaf given by val(user, v, &ok); false when a leaf
+ * (or an AK_CARRY) has no value. */
+typedef int64_t (*AxLeafFn)(void *user, IrRef v, bool *ok);
+bool ax_eval(const AExpr *e, AxLeafFn val, void *user, int64_t *out);
+
+/* ---- lo_plan_ptr.c: affine forms, pointer forms, block pointers, regions ---- */
+
+/* value(i) = base + sum_d coef[d] * idx_d, with i the index inside the tile and
+ * idx_d = i_d, or (wbase[d] + i_d) mod wrap[d] for a wrap-around dimension
+ * (`offs = (pid * BLOCK + tl.arange(0, BLOCK)) % M`). */
 typedef struct AForm {
     int rank;
     const AExpr *base;
     const AExpr *coef[IR_MAX_RANK];
+    const AExpr *wrap[IR_MAX_RANK];  /* modulus, NULL: the dim does not wrap */
+    const AExpr *wbase[IR_MAX_RANK]; /* start of a wrapped dim (not part of base) */
 } AForm;
 
-/* A pointer (scalar or tensor): base parameter memref + element offset form. For
- * non-affine offsets ('gather'), 'gen' lists IR int tensors whose values are added
- * to off.base element-wise. */
+/* A pointer (scalar or tile): kernel argument 'param' plus an element offset. A
+ * gathered pointer (offsets not affine) adds the IR integer tiles gen[] to
+ * off element-wise. */
+#define LP_MAX_GEN 8
 typedef struct PtrForm {
     int param;           /* kernel parameter index of the base pointer */
     IrType elem;         /* pointee element type */
     AForm off;
     int ngen;
-    IrRef gen[8];
+    IrRef gen[LP_MAX_GEN];
 } PtrForm;
 
-/* Valid region of a mask per tile dim: [lo, hi); NULL lo = 0, NULL hi = dim size.
- * 'empty' is a uniform scalar condition (IR i1 value) that, when false, makes the
- * whole region empty; 0 when not used. */
+/* A block pointer: element offset of its base, and per dim shape, stride, offset. */
+typedef struct BlockPtr {
+    int param;
+    IrType elem;
+    int rank;
+    const AExpr *base;
+    const AExpr *shape[IR_MAX_RANK], *stride[IR_MAX_RANK], *off[IR_MAX_RANK];
+    int64_t block[IR_MAX_RANK];
+    int64_t order[IR_MAX_RANK];
+} BlockPtr;
+
+/* Valid region of a mask per tile dim: [lo, hi); NULL lo = 0, NULL hi = the dim
+ * size. 'cond' is a uniform scalar condition (an IR i1 value) that, when false,
+ * makes the whole region empty; IR_NONE when not used. */
 typedef struct Region {
     int rank;
     const AExpr *lo[IR_MAX_RANK], *hi[IR_MAX_RANK];
     IrRef cond;
 } Region;
 
-typedef struct BlockPtr {
-    int param;
-    IrType elem;
-    int rank;
-    const AExpr *base;   /* element offset of the base pointer */
-    const AExpr *shape[IR_MAX_RANK], *stride[IR_MAX_RANK], *off[IR_MAX_RANK];
-    int64_t block[IR_MAX_RANK];
-    int64_t order[IR_MAX_RANK];
-} BlockPtr;
+typedef struct LoPlan LoPlan;
 
-typedef enum { LV_NONE, LV_SCALAR, LV_LAZY, LV_TENSOR, LV_PTR, LV_BPTR } LvKind;
+AForm *lp_aform(LoPlan *p, IrRef v);                  /* integer values; NULL: not affine */
+PtrForm *lp_ptrform(LoPlan *p, IrRef v);              /* NULL: block pointer or unknown */
+bool lp_form_has_wrap(const AForm *f);
+/* Mask analysis: fills r (rank of the mask) and returns 0, or -1 when the mask is
+ * not a conjunction of affine bounds. */
+int lp_mask_region(LoPlan *p, IrRef mask, Region *r);
+/* Boundary-check region of block pointer bp over the dims listed in checks. */
+void lp_bptr_region(LoPlan *p, const BlockPtr *bp, const int64_t *checks, int nchecks, Region *r);
+/* Element-offset form of a block pointer's tile: base + sum_k stride_k (off_k + i_k). */
+void lp_bptr_form(LoPlan *p, const BlockPtr *bp, AForm *out);
 
-typedef struct LoVal {
-    uint8_t kind;
-    uint8_t as_i8;       /* LV_TENSOR of i1 materialised as i8 */
-    uint8_t eager;       /* materialise at definition (pre-pass decision) */
-    uint8_t analysed;    /* ptr/aform analysis done (pform/aform valid or NULL) */
-    uint8_t gathering;   /* load being lowered as guarded element loads */
-    unsigned ssa;        /* LV_SCALAR / LV_TENSOR */
-    int scope;           /* scope of ssa */
-    PtrForm *ptr;        /* LV_PTR */
-    BlockPtr *bp;        /* LV_BPTR */
-    AForm *aform;        /* integer tensors/scalars: affine form, NULL if none */
-    int aform_done;
-} LoVal;
+/* ---- lo_plan_cost.c: static cost ----
+ * Bytes and flops of one program instance, kept per loop: the cost of loop L's
+ * body runs trips(L) times for each run of L's parent. */
+typedef struct LpLoop {
+    const IrOp *op;      /* scf.for / scf.while */
+    int parent;          /* enclosing loop, -1: the kernel body */
+    const AExpr *lb, *ub, *step; /* scf.for bounds; NULL for while loops */
+    int64_t trips;       /* constant trip count, -1 when it depends on run-time values */
+    int is_signed;       /* integer type of the bounds is signed */
+} LpLoop;
 
-typedef struct LoCtx {
+typedef struct LpCostCell {
+    uint64_t bytes_loaded, bytes_stored;
+    double flops[3];     /* fp16(+bf16), fp32, fp64 */
+} LpCostCell;
+
+/* Trip count of loop l with the given leaf values: ceil((ub - lb) / step), 0
+ * when ub <= lb; -1 when a bound is unknown (a while loop, a bound computed at
+ * run time from something other than the leaves). */
+int64_t lp_loop_trips(const LpLoop *l, AxLeafFn val, void *user);
+
+/* ---- lo_plan.c: the plan ---- */
+
+typedef enum LpKind {
+    LP_NONE,
+    LP_SCALAR,   /* scalar SSA value (int, float, bool) */
+    LP_TILE,     /* element-wise tile: evaluated inside the generic of each consumer */
+    LP_LOAD,     /* tile load: its consumers read it through a view (see LpVal.mat) */
+    LP_TENSOR,   /* tile materialised where it is defined (dot, reduce, shape ops,
+                    atomics, loop-carried and branch tiles) */
+    LP_PTR,      /* pointer or tile of pointers: PtrForm */
+    LP_BPTR,     /* block pointer: BlockPtr */
+    LP_PACKED,   /* reserved: packed 4-D tile (smt.view) */
+    LP_DESC,     /* reserved: tensor descriptor */
+    LP_KIND_COUNT
+} LpKind;
+
+/* Where a tile load is read. ORDER LP_MAT (lp_mat_name). */
+typedef enum LpMat {
+    LM_LAZY,     /* by each consumer, through a strided view, where the consumer is */
+    LM_WRITE,    /* snapshot where it stands: a memory write lies between the load and
+                    a later use, and a load may not move past a store */
+    LM_LOOP,     /* snapshot where it stands: used inside a deeper loop */
+    LM_ALIAS,    /* snapshot where it stands: fused into a store to the same argument
+                    through another element map (the store would overwrite elements
+                    the fused loop has yet to read) */
+    LM_WRAP,     /* copied into a tile where it stands: a wrap-around dim (two views) */
+    LM_GATHER,   /* read element by element where it stands: pointer or mask not analysable */
+    LM_COUNT
+} LpMat;
+
+/* How a load, store or atomic reaches memory. */
+typedef enum LpAccess {
+    LA_SCALAR,   /* one element through a scalar pointer */
+    LA_VIEW,     /* a strided view of the valid region (pointer tile or block pointer) */
+    LA_WRAP,     /* two strided views: one dim wraps around */
+    LA_GATHER,   /* addresses and guards computed per element */
+} LpAccess;
+
+typedef struct LpVal {
+    uint8_t kind;        /* LpKind */
+    uint8_t mat;         /* LpMat, LP_LOAD */
+    uint8_t depth;       /* loop depth of the definition */
+    uint8_t use_depth;   /* deepest loop depth of a use (through lazy users) */
+    uint32_t def_pos;    /* pre-order position of the defining op (0: parameters) */
+    uint32_t last_use;   /* last position the value is read at, through lazy users
+                            and views, and to the end of a loop for uses inside it */
+} LpVal;
+
+typedef struct LpMem {
+    const IrOp *op;
+    uint8_t access;      /* LpAccess */
+    uint8_t has_region;  /* reg is valid (LA_VIEW, LA_WRAP) */
+    uint8_t pad_uniform; /* loads: padding value is uniform (constant, splat, block ptr) */
+    uint8_t repeats;     /* stores: a dim with stride 0 (several lanes, one address) */
+    int param;           /* kernel argument reached, -1 when unknown */
+    Region reg;          /* valid region in tile dims */
+    AForm form;          /* element offset (LA_VIEW: the tile's affine map) */
+} LpMem;
+
+/* A plan of one kernel function. Owned by the caller: lp_plan_destroy(). Pure:
+ * it never writes text; diagnostics go to the module. */
+LoPlan *lp_plan_create(IrModule *m, IrFunc *f, const LoOptions *opt);
+void lp_plan_destroy(LoPlan *p);
+int lp_plan_failed(const LoPlan *p);           /* an error diagnostic was added */
+LoExprs *lp_exprs(LoPlan *p);
+const LpVal *lp_val(const LoPlan *p, IrRef v);
+const LpMem *lp_mem(const LoPlan *p, const IrOp *op);   /* loads, stores, atomics */
+BlockPtr *lp_bptr(LoPlan *p, IrRef v);                  /* LP_BPTR values */
+const LpLoop *lp_loop(const LoPlan *p, const IrOp *op); /* scf.for / scf.while */
+int lp_num_loops(const LoPlan *p);
+const LpLoop *lp_loop_at(const LoPlan *p, int i);
+/* Tiles materialised at in-kernel scope boundary 'rec' (a proton.record), so the
+ * scope measures their work; n set to the count. */
+const IrRef *lp_barrier(const LoPlan *p, const IrOp *rec, uint32_t *n);
+int lp_scope_id(const LoPlan *p, const IrOp *rec);      /* proton.record -> scope id */
+/* The kernel's static cost per program instance: trip counts that are constant
+ * multiply, the others count once and clear 'exact'. */
+void lp_cost(const LoPlan *p, IrCost *out);
+/* The same with every trip count evaluated from leaf values (kernel arguments,
+ * program ids: val(user, ir_value, &ok)); returns -1 when some trip count could
+ * not be evaluated (it then counts once). */
+int lp_cost_eval(const LoPlan *p, AxLeafFn val, void *user, IrCost *out);
+/* The cost cell of loop index l (-1: the kernel body, outside every loop). */
+const LpCostCell *lp_cost_cell(const LoPlan *p, int l);
+const char *lp_kind_name(int k);
+const char *lp_mat_name(int m);
+/* Does the valid region 'lr' of a load, seen through dim map dm (load dim ->
+ * iteration dim, -1: broadcast), equal the iteration region 'ir'? Then the
+ * consumer reads the load's view directly. */
+bool lp_region_covers(const Region *lr, const int8_t *dm, const Region *ir);
+
+/* ---- plan-internal: shared by lo_plan*.c only ---- */
+typedef struct LpOpSlot {
+    const IrOp *op;
+    uint32_t idx;        /* into mems / loops / barriers, per kind */
+} LpOpSlot;
+
+typedef struct LpBarrier {
+    const IrOp *op;
+    int scope_id;
+    IrRef *vals;
+    uint32_t n;
+} LpBarrier;
+
+struct LoPlan {
     IrModule *m;
     IrFunc *f;
     const LoOptions *opt;
-    LoBuf *out;          /* where ops are emitted now (main buffer) */
-    LoVal *vals;         /* per IR value */
+    LoExprs x;
+    LpVal *vals;         /* per IR value */
+    AForm **aform;       /* per value: affine form cache (aform_done) */
+    uint8_t *aform_done;
+    PtrForm **ptr;       /* per value: pointer form cache (ptr_done) */
+    uint8_t *ptr_done;
+    BlockPtr **bp;       /* per value: block pointers */
+    LpMem *mems;
+    uint32_t nmems, capmems;
+    LpLoop *loops;
+    int nloops, caploops;
+    LpBarrier *barriers;
+    uint32_t nbarriers, capbarriers;
+    LpOpSlot *opmap;     /* open addressing, IrOp* -> index (mems, loops, barriers) */
+    uint32_t opcap, nops;
+    LpCostCell *cells;   /* cells[l + 1] for loop l, cells[0] the kernel body */
+    int ncells;
+    const char **scope_names;
+    int nscopes;
+    int err;
+};
+
+void lp_cost_add_mem(LoPlan *p, const IrOp *op, bool is_store, int loop);
+void lp_cost_add_flops(LoPlan *p, const IrOp *op, int loop);
+void lp_cost_add_dot(LoPlan *p, const IrOp *op, int loop);
+void lp_cost_init(LoPlan *p);
+int lp_error(LoPlan *p, IrLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ==== emit ===================================================================== */
+
+/* ---- lo_type.c: MLIR types ----
+ * One descriptor for every type the lowering writes; lt_str spells it. */
+#define LT_DYN INT64_MIN          /* '?' size, stride or offset */
+#define LT_INDEX IR_DTYPE_COUNT   /* element type 'index' */
+typedef enum LtKind { LT_SCALAR, LT_TENSOR, LT_MEMREF } LtKind;
+typedef struct LoType {
+    uint8_t kind;                 /* LtKind */
+    uint8_t elem;                 /* IrDtype or LT_INDEX */
+    uint8_t rank;
+    uint8_t strided;              /* memref with a strided<> layout */
+    int64_t shape[IR_MAX_RANK];   /* LT_DYN: dynamic */
+    int64_t stride[IR_MAX_RANK];  /* memref strides, LT_DYN: dynamic */
+    int64_t offset;               /* memref offset, LT_DYN: dynamic */
+} LoType;
+
+LoType lt_scalar(int elem);
+LoType lt_tensor(int elem, int rank, const int64_t *shape);
+/* Storage element of materialised tiles: i1 tiles are stored as i8 bytes. */
+int lt_storage_elem(int dtype);
+/* The materialised tensor type of IR tile type t (i1 -> i8). */
+LoType lt_of_tile(const IrModule *m, IrType t);
+const char *lt_elem_name(int elem);          /* "f32", "i8", "index" */
+/* Appends the spelling of t to b. */
+struct LoBuf;
+void lt_print(struct LoBuf *b, const LoType *t);
+
+/* ---- lo_buf.c: text buffer ----
+ * SSA values are named %v<N>; lo_emit() writes one "  %vN = <text>" line and
+ * returns N, so callers refer to earlier values by number ("%%v%u"). */
+typedef struct LoBuf {
+    char *p;
+    size_t n, cap;
+    int indent;          /* spaces before each emitted line */
+    unsigned next;       /* next SSA number (when ctr is NULL) */
+    unsigned *ctr;       /* shared SSA counter, so several buffers number alike */
+} LoBuf;
+
+void lo_buf_init(LoBuf *b);
+void lo_buf_fini(LoBuf *b);
+void lo_printf(LoBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void lo_vprintf(LoBuf *b, const char *fmt, va_list ap);
+void lo_append(LoBuf *b, const char *s, size_t n);
+unsigned lo_fresh(LoBuf *b);   /* a fresh SSA number (block arguments) */
+unsigned lo_emit(LoBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void lo_line(LoBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *lo_buf_take(LoBuf *b, size_t *len);   /* malloc'ed, NUL-terminated; b is reset */
+
+/* ---- lo_math.c ----
+ * Emits scalar arith code computing fn(args) for float type 'fty' ("f32" or
+ * "f64") into b and returns the SSA number of the result, or 0 when fn has no
+ * expansion for that type (the caller then emits the math dialect op itself).
+ * The code is branch-free so that it vectorises. Covered for f32: EXP, EXP2,
+ * EXPM1, LOG, LOG2, LOG10, LOG1P, SIN, COS, TAN, TANH, ERF, ATAN, ASIN, ACOS,
+ * SINH, COSH, ASINH, ACOSH, ATANH, CBRT, POWF, ATAN2. */
+unsigned lo_math_emit(LoBuf *b, IrOpc fn, const unsigned *args, int nargs, const char *fty);
+bool lo_math_expands(IrOpc fn);   /* whether lo_math_emit expands fn for f32 */
+
+/* ---- the emission context (lo_emit*.c) ---- */
+
+typedef struct LeVal {
+    unsigned ssa;        /* scalar or materialised tensor; 0: none yet */
+    int scope;           /* emission scope of ssa */
+    uint8_t as_i8;       /* an i1 tile materialised as i8 */
+    unsigned *carry;     /* AK_CARRY slots of a carried pointer / block pointer */
+} LeVal;
+
+typedef struct LeMemo {
+    unsigned ssa;
+    int scope;
+} LeMemo;
+
+typedef struct LeCtx {
+    IrModule *m;
+    IrFunc *f;
+    const LoOptions *opt;
+    LoPlan *plan;
+    LoExprs *x;
+    LoBuf *out;          /* where ops are written now */
+    LeVal *vals;         /* per IR value */
     unsigned *param_ssa; /* MLIR SSA of each kernel parameter */
     unsigned pid_ssa[3], num_ssa[3], pctx_ssa;
-    int *scope_parent;   /* scope tree */
+    int *scope_parent;   /* emission scopes (regions): SSA visibility */
     int nscopes, capscopes, scope;
-    uint32_t *oppos;     /* linear position of each op (pre-pass), by value index of result */
-    AExpr **ahash;       /* hash-consing table */
-    uint32_t ahcap;
-    IrCost *cost;
-    int err;             /* an error diagnostic was added */
-    uint32_t pos;        /* pre-order position of the op being lowered (as the pre-pass) */
-    uint32_t *lastuse;   /* per value: position of its last use (pre-pass) */
-    IrRef *pending;      /* lazy tiles defined since the last in-kernel scope boundary */
-    uint32_t npending, cappending;
-} LoCtx;
+    LeMemo *memo;        /* emitted index value of each AExpr, by id */
+    uint32_t capmemo;
+    IrArena strs;        /* spelled types */
+    int err;
+} LeCtx;
 
-/* lo_main.c */
-int lo_scope_push(LoCtx *c);
-void lo_scope_pop(LoCtx *c, int saved);
-bool lo_scope_visible(LoCtx *c, int s);
-const char *lo_mlir_type(LoCtx *c, IrType t, char *buf, size_t cap);   /* scalar/elem type */
-const char *lo_elem_str(LoCtx *c, IrType t);                          /* static storage */
-unsigned lo_scalar(LoCtx *c, IrRef v);      /* SSA of an IR scalar (int/float/bool) */
-int lo_error(LoCtx *c, IrLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void lo_remark(LoCtx *c, IrLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-unsigned lo_const_index(LoCtx *c, int64_t v);
+/* lo_emit_view.c */
+int le_scope_push(LeCtx *c);
+void le_scope_pop(LeCtx *c, int saved);
+bool le_scope_visible(const LeCtx *c, int s);
+int le_error(LeCtx *c, IrLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+const char *le_ty(LeCtx *c, const LoType *t);          /* spelling, owned by the context */
+const char *le_tile_ty(LeCtx *c, IrType t);            /* materialised tensor of an IR tile */
+const char *le_elem(LeCtx *c, IrType t);               /* MLIR element of an IR type */
+unsigned le_index(LeCtx *c, const AExpr *e);           /* SSA of type index, memoised */
+unsigned le_const_index(LeCtx *c, int64_t v);
+unsigned le_scalar(LeCtx *c, IrRef v);                 /* SSA of an IR scalar */
+void le_set_scalar(LeCtx *c, IrRef v, unsigned ssa);
+void le_set_tensor(LeCtx *c, IrRef v, unsigned ssa);
+/* A strided memref view of kernel argument 'param': element offset 'base' plus
+ * sum_k coef[k] * start[k] (start: SSA index or 0), sizes 'size' (SSA index or 0:
+ * the static ssize[k]). With allow_unit, dims whose coefficient is the constant 0
+ * become size-1 dims (unit[k] set) so the caller broadcasts them. Writes the view
+ * type to *vt and returns the view SSA. */
+unsigned le_view(LeCtx *c, int param, IrType elem, int rank, const AExpr *base, const AExpr *const *coef,
+                 const unsigned *start, const unsigned *size, const int64_t *ssize, bool allow_unit, bool *unit,
+                 LoType *vt);
+/* Tensor type of such a view's contents. */
+LoType le_view_tensor(IrType elem, const IrModule *m, int rank, const unsigned *size, const int64_t *ssize,
+                      const bool *unit);
+/* The `attrs = {tritium.kind = "...", tritium.tile = [...]}` of a linalg.generic. */
+void le_kind_attrs(LeCtx *c, LoBuf *b, const char *kind, int nt, const int64_t *tile, int64_t lanes);
 
-/* lo_ptr.c */
-const AExpr *ax_const(LoCtx *c, int64_t v);
-const AExpr *ax_val(LoCtx *c, IrRef v);
-const AExpr *ax_ssa(LoCtx *c, unsigned ssa);
-const AExpr *ax_add(LoCtx *c, const AExpr *a, const AExpr *b);
-const AExpr *ax_mul(LoCtx *c, const AExpr *a, const AExpr *b);
-const AExpr *ax_min(LoCtx *c, const AExpr *a, const AExpr *b);
-const AExpr *ax_max(LoCtx *c, const AExpr *a, const AExpr *b);
-const AExpr *ax_neg(LoCtx *c, const AExpr *a);
-bool ax_is_const(const AExpr *a, int64_t *v);
-unsigned lo_aexpr_emit(LoCtx *c, const AExpr *e);     /* SSA of type index */
-AForm *lo_aform(LoCtx *c, IrRef v);                    /* NULL when not affine */
-PtrForm *lo_ptrform(LoCtx *c, IrRef v);                /* NULL for block pointers / unknown */
-/* Mask analysis: fills r (rank of the mask) and returns 0, or -1 if not analysable. */
-int lo_mask_region(LoCtx *c, IrRef mask, Region *r);
-bool lo_region_eq(const Region *a, const Region *b);
-bool lo_region_full(const Region *r);
+/* lo_emit_scalar.c */
+unsigned le_const(LeCtx *c, int dtype, int64_t iv, double fv);
+unsigned le_scalar_op(LeCtx *c, IrOp *op, const unsigned *args);
 
-/* lo_elem.c: generic bodies, materialisation, scalar ops */
-unsigned lo_emit_scalar_op(LoCtx *c, IrOp *op, const unsigned *args);
-unsigned lo_materialize(LoCtx *c, IrRef v);            /* full-shape tensor SSA */
-const char *lo_tensor_type(LoCtx *c, IrType t, char *buf, size_t cap); /* materialised type */
+/* lo_emit_generic.c */
 typedef struct LoIter {
     int rank;
     int64_t shape[IR_MAX_RANK];      /* tile shape */
@@ -165,62 +432,39 @@ typedef struct LoIter {
     unsigned lo[IR_MAX_RANK];        /* SSA (index) of the region start, 0: zero */
     unsigned size[IR_MAX_RANK];      /* SSA (index) of the region size, 0: shape[d] */
 } LoIter;
-/* Emits a linalg.generic over 'it' computing 'v' (elementwise expression) into
- * 'outs' (SSA of a tensor of the region shape; 0 = tensor.empty). Returns the
- * result tensor SSA. */
-unsigned lo_generic_store(LoCtx *c, const LoIter *it, IrRef v, unsigned outs, const char *outs_type);
-/* Same, updating the tensor of IR value dest_val (outs) in place. */
-unsigned lo_generic_update(LoCtx *c, const LoIter *it, IrRef v, IrRef dest_val, unsigned outs, const char *outs_type);
-/* Region -> iteration space of a tile shape. */
-void lo_iter_from_region(LoCtx *c, const Region *r, int rank, const int64_t *shape, LoIter *it);
+void le_iter(LeCtx *c, const Region *r, int rank, const int64_t *shape, LoIter *it);
+LoType le_iter_tensor(const LoIter *it, int elem);
+/* A linalg.generic over 'it' computing the element-wise value v into 'outs' (SSA
+ * of a tensor of the region shape; 0: a fresh tensor). With dest_val, reads of
+ * dest_val at the output index use the output element (in-place update of a
+ * loop-carried tile). Returns the result tensor SSA. */
+unsigned le_generic(LeCtx *c, const LoIter *it, IrRef v, unsigned outs, const LoType *outs_type, IrRef dest_val);
+unsigned le_materialize(LeCtx *c, IrRef v);            /* full-tile tensor SSA */
+/* A linalg.generic reducing tile v along 'axis' with the combine ops of region
+ * (one operand), from init (tensor of the result shape). */
+unsigned le_generic_reduce(LeCtx *c, IrRef v, int axis, IrBlock *region, unsigned init, const LoType *init_type,
+                           bool simple_combiner);
+/* tensor<shape x index> of the element offsets of a (gathered) pointer tile. */
+unsigned le_offsets_tensor(LeCtx *c, IrRef ptr, const PtrForm *pf);
+/* The tritium.tile of an element-wise generic over an iteration space of the
+ * given shape (LT_DYN: dynamic): outer dims by one, the innermost by the vector
+ * length, untiled when its static extent fits one vector. Returns rank. */
+int le_elementwise_tile(const LeCtx *c, int rank, const int64_t *shape, int elem_bytes, int64_t *tile);
+/* A fresh tensor of type t that the code generator never merges with a store's
+ * destination (bufferization.alloc_tensor). */
+unsigned le_alloc_tensor(LeCtx *c, const LoType *t);
+/* The tile load v copied into a fresh buffer where it stands (snapshot, wrap-around). */
+unsigned le_load_snapshot(LeCtx *c, IrRef v);
 
-/* lo_mem.c */
-int lo_load(LoCtx *c, IrOp *op);      /* scalar loads; tensor loads stay lazy */
-int lo_store(LoCtx *c, IrOp *op);
-int lo_make_block_ptr(LoCtx *c, IrOp *op);
-int lo_advance(LoCtx *c, IrOp *op);
-int lo_atomic(LoCtx *c, IrOp *op);      /* tt.atomic_rmw / tt.atomic_cas */
-/* Full-tile tensor of a tensor load (padded with 'other' where masked). */
-unsigned lo_load_materialize(LoCtx *c, IrRef v);
-/* A strided view of parameter p->param: element offset p->off evaluated at the
- * tile index 'start' (per dim of p, SSA index or 0 for zero), sizes 'size' (SSA
- * index or 0 for the static 'ssize'). Dims whose coefficient is the constant 0
- * become unit dims (unit[d] set) so the caller broadcasts them. Returns the memref
- * SSA; writes the memref type to mtype. */
-unsigned lo_view(LoCtx *c, const PtrForm *p, const unsigned *start, const unsigned *size,
-                 const int64_t *ssize, bool allow_unit, bool *unit, char *mtype, size_t mcap);
-/* Valid region of a tensor load (its mask, or its block pointer's boundary check)
- * in tile dims; 0 on success, -1 when not analysable (gather path). */
-int lo_load_region(LoCtx *c, IrOp *ld, Region *r);
-/* View for a tensor load (pointer or block pointer): as lo_view. */
-unsigned lo_load_view(LoCtx *c, IrOp *ld, const unsigned *start, const unsigned *size,
-                      const int64_t *ssize, bool allow_unit, bool *unit, char *mtype, size_t mcap);
-/* "tensor<?x8xf32>" for a view of the given sizes. */
-void lo_view_tensor_type(LoCtx *c, IrType elem, int rank, const unsigned *size, const int64_t *ssize,
-                         const bool *unit, char *buf, size_t cap);
+/* lo_emit_mem.c */
+int le_load(LeCtx *c, IrOp *op);     /* scalar loads; tile loads (lazy or snapshot) */
+int le_store(LeCtx *c, IrOp *op);
+int le_atomic(LeCtx *c, IrOp *op);
 
-/* lo_elem.c (continued) */
-unsigned lo_emit_const(LoCtx *c, int dtype, int64_t iv, double fv);
-unsigned lo_generic_reduce(LoCtx *c, IrRef v, int axis, IrBlock *region, unsigned init,
-                           const char *init_type);
-/* tensor<shape x index> of the element offsets of a (gather) pointer tensor. */
-unsigned lo_offsets_tensor(LoCtx *c, IrRef ptr, PtrForm *p);
-
-/* lo_compute.c */
-int lo_dot(LoCtx *c, IrOp *op);
-int lo_reduce(LoCtx *c, IrOp *op);
-int lo_scan(LoCtx *c, IrOp *op);
-int lo_shape_op(LoCtx *c, IrOp *op);   /* reshape, cat, join, split, trans of materialised */
-
-/* ---- lo_math.c ---- */
-/* Emits scalar arith code computing fn(args) for float type 'fty' ("f32" or
- * "f64") into b and returns the SSA number of the result, or 0 when fn has no
- * expansion for that type (the caller then emits the math dialect op itself).
- * The code is branch-free so that it vectorises. Covered for f32: EXP, EXP2,
- * EXPM1, LOG, LOG2, LOG10, LOG1P, SIN, COS, TAN, TANH, ERF, ATAN, ASIN, ACOS,
- * SINH, COSH, ASINH, ACOSH, ATANH, CBRT, POWF, ATAN2. */
-unsigned lo_math_emit(LoBuf *b, IrOpc fn, const unsigned *args, int nargs, const char *fty);
-/* Whether lo_math_emit expands fn for f32 (the list above). */
-bool lo_math_expands(IrOpc fn);
+/* lo_emit_compute.c */
+int le_dot(LeCtx *c, IrOp *op);
+int le_reduce(LeCtx *c, IrOp *op);
+int le_scan(LeCtx *c, IrOp *op);
+int le_shape_op(LeCtx *c, IrOp *op); /* reshape, cat, join, split */
 
 #endif /* LO_INT_H */

@@ -35,7 +35,7 @@ func.func @bcast2d(%a0: memref<?xf32>, %a1: memref<?xf32>, %a2: memref<?xf32>,
   %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>,
                                         affine_map<(d0, d1) -> (d0, d1)>],
                        iterator_types = ["parallel", "parallel"]}
-      ins(%x, %y : tensor<?xf32>, tensor<?xf32>) outs(%ot : tensor<?x?xf32>) {
+      ins(%x, %y : tensor<?xf32>, tensor<?xf32>) outs(%ot : tensor<?x?xf32>) attrs = {tritium.kind = "elementwise", tritium.tile = [1, 8]} {
     ^bb0(%p: f32, %q: f32, %o: f32):
       %s = arith.addf %p, %q : f32
       linalg.yield %s : f32

@@ -22,7 +22,7 @@ func.func @f64math(%a0: memref<?xf64>, %a1: memref<?xf64>, %n: i32,
   %o = bufferization.to_tensor %ov restrict writable : memref<?xf64, strided<[1], offset: ?>>
   %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
                        iterator_types = ["parallel"]}
-      ins(%x : tensor<?xf64>) outs(%o : tensor<?xf64>) {
+      ins(%x : tensor<?xf64>) outs(%o : tensor<?xf64>) attrs = {tritium.kind = "elementwise", tritium.tile = [4]} {
     ^bb0(%v: f64, %out: f64):
       %e = math.exp %v : f64
       %f = math.erf %v : f64

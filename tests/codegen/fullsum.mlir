@@ -21,12 +21,15 @@ func.func @fullsum(%a0: memref<?xf32>, %a1: memref<?xf32>, %n: i32,
       tensor.yield %zero : f32
   } : tensor<?xf32> to tensor<1024xf32>
   %e = tensor.empty() : tensor<f32>
-  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
-  %r = linalg.reduce ins(%xp : tensor<1024xf32>) outs(%z : tensor<f32>) dimensions = [0]
-    (%in: f32, %acc: f32) {
+  %z = linalg.generic {indexing_maps = [affine_map<() -> ()>], iterator_types = []} outs(%e : tensor<f32>) attrs = {tritium.kind = "fill"} {
+    ^bb0(%fo1: f32):
+      linalg.yield %zero : f32
+  } -> tensor<f32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]} ins(%xp : tensor<1024xf32>) outs(%z : tensor<f32>) attrs = {tritium.kind = "row_reduction", tritium.lanes = 32, tritium.tile = [0]} {
+    ^bb0(%in: f32, %acc: f32):
       %s = arith.addf %in, %acc : f32
       linalg.yield %s : f32
-    }
+  } -> tensor<f32>
   %s = tensor.extract %r[] : tensor<f32>
   %pidi = arith.index_cast %pid_x : i32 to index
   memref.store %s, %a1[%pidi] : memref<?xf32>

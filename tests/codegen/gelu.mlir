@@ -28,7 +28,7 @@ func.func @gelu(%a0: memref<?xf32>, %a1: memref<?xf32>, %a2: memref<?xf32>, %a3:
   %o0 = bufferization.to_tensor %o0v restrict writable : memref<?xf32, strided<[1], offset: ?>>
   %r0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
                         iterator_types = ["parallel"]}
-      ins(%x : tensor<?xf32>) outs(%o0 : tensor<?xf32>) {
+      ins(%x : tensor<?xf32>) outs(%o0 : tensor<?xf32>) attrs = {tritium.kind = "elementwise", tritium.tile = [8]} {
     ^bb0(%v1: f32, %o: f32):
       %v2 = arith.mulf %v1, %rsqrt2 : f32
       %v3 = math.erf %v2 : f32
@@ -44,7 +44,7 @@ func.func @gelu(%a0: memref<?xf32>, %a1: memref<?xf32>, %a2: memref<?xf32>, %a3:
   %o1 = bufferization.to_tensor %o1v restrict writable : memref<?xf32, strided<[1], offset: ?>>
   %r1 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
                         iterator_types = ["parallel"]}
-      ins(%x : tensor<?xf32>) outs(%o1 : tensor<?xf32>) {
+      ins(%x : tensor<?xf32>) outs(%o1 : tensor<?xf32>) attrs = {tritium.kind = "elementwise", tritium.tile = [8]} {
     ^bb0(%v11: f32, %o: f32):
       %v12 = arith.mulf %v11, %v11 : f32
       %v13 = arith.mulf %v12, %v11 : f32
@@ -64,7 +64,7 @@ func.func @gelu(%a0: memref<?xf32>, %a1: memref<?xf32>, %a2: memref<?xf32>, %a3:
   %o2 = bufferization.to_tensor %o2v restrict writable : memref<?xf32, strided<[1], offset: ?>>
   %r2 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
                         iterator_types = ["parallel"]}
-      ins(%x : tensor<?xf32>) outs(%o2 : tensor<?xf32>) {
+      ins(%x : tensor<?xf32>) outs(%o2 : tensor<?xf32>) attrs = {tritium.kind = "elementwise", tritium.tile = [8]} {
     ^bb0(%v21: f32, %o: f32):
       %v22 = arith.mulf %v21, %k2 : f32
       %v23 = math.exp %v22 : f32

@@ -24,15 +24,22 @@ func.func @matmul(%a0: memref<?xf32>, %a1: memref<?xf32>, %a2: memref<?xf32>,
       : memref<?xf32> to memref<64x32xf32, strided<[?, 1], offset: ?>>
   %b = bufferization.to_tensor %bv restrict : memref<64x32xf32, strided<[?, 1], offset: ?>>
   %e = tensor.empty() : tensor<32x32xf32>
-  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<32x32xf32>) -> tensor<32x32xf32>
-  %c = linalg.matmul ins(%a, %b : tensor<32x64xf32>, tensor<64x32xf32>)
-                     outs(%z : tensor<32x32xf32>) -> tensor<32x32xf32>
+  %z = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<32x32xf32>) attrs = {tritium.kind = "fill", tritium.tile = [0, 0]} {
+    ^bb0(%fo1: f32):
+      linalg.yield %zero : f32
+  } -> tensor<32x32xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : tensor<32x64xf32>, tensor<64x32xf32>) outs(%z : tensor<32x32xf32>) attrs = {tritium.kind = "contraction", tritium.tile = [4, 16, 1]} {
+    ^bb0(%ma2: f32, %mb3: f32, %mc4: f32):
+      %mp5 = arith.mulf %ma2, %mb3 : f32
+      %ms6 = arith.addf %mc4, %mp5 : f32
+      linalg.yield %ms6 : f32
+  } -> tensor<32x32xf32>
   %cv = memref.reinterpret_cast %a2 to offset: [%coi], sizes: [32, 32], strides: [%ldci, 1]
       : memref<?xf32> to memref<32x32xf32, strided<[?, 1], offset: ?>>
   %ct = bufferization.to_tensor %cv restrict writable : memref<32x32xf32, strided<[?, 1], offset: ?>>
   %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
                        iterator_types = ["parallel", "parallel"]}
-      ins(%c : tensor<32x32xf32>) outs(%ct : tensor<32x32xf32>) {
+      ins(%c : tensor<32x32xf32>) outs(%ct : tensor<32x32xf32>) attrs = {tritium.kind = "elementwise", tritium.tile = [1, 8]} {
     ^bb0(%p: f32, %o: f32):
       linalg.yield %p : f32
   } -> tensor<32x32xf32>

@@ -15,7 +15,10 @@ func.func @matmul_loop(%a0: memref<?xf32>, %a1: memref<?xf32>, %a2: memref<?xf32
   %ldbi = arith.index_cast %ldb : i32 to index
   %ldci = arith.index_cast %ldc : i32 to index
   %e = tensor.empty() : tensor<32x32xf32>
-  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<32x32xf32>) -> tensor<32x32xf32>
+  %z = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<32x32xf32>) attrs = {tritium.kind = "fill", tritium.tile = [0, 0]} {
+    ^bb0(%fo1: f32):
+      linalg.yield %zero : f32
+  } -> tensor<32x32xf32>
   %acc = scf.for %k = %c0 to %K step %c16 iter_args(%c = %z) -> (tensor<32x32xf32>) : i32 {
     %ao0 = arith.muli %i0, %lda : i32
     %ao = arith.addi %ao0, %k : i32
@@ -29,8 +32,12 @@ func.func @matmul_loop(%a0: memref<?xf32>, %a1: memref<?xf32>, %a2: memref<?xf32
     %bv = memref.reinterpret_cast %a1 to offset: [%boi], sizes: [16, 32], strides: [%ldbi, 1]
         : memref<?xf32> to memref<16x32xf32, strided<[?, 1], offset: ?>>
     %b = bufferization.to_tensor %bv restrict : memref<16x32xf32, strided<[?, 1], offset: ?>>
-    %m = linalg.matmul ins(%a, %b : tensor<32x16xf32>, tensor<16x32xf32>)
-                       outs(%c : tensor<32x32xf32>) -> tensor<32x32xf32>
+    %m = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : tensor<32x16xf32>, tensor<16x32xf32>) outs(%c : tensor<32x32xf32>) attrs = {tritium.kind = "contraction", tritium.tile = [4, 16, 1]} {
+      ^bb0(%ma2: f32, %mb3: f32, %mc4: f32):
+        %mp5 = arith.mulf %ma2, %mb3 : f32
+        %ms6 = arith.addf %mc4, %mp5 : f32
+        linalg.yield %ms6 : f32
+    } -> tensor<32x32xf32>
     scf.yield %m : tensor<32x32xf32>
   }
   %co0 = arith.muli %i0, %ldc : i32

@@ -13,18 +13,21 @@ func.func @rowsum(%a0: memref<?xf32>, %a1: memref<?xf32>, %ld: i32,
       : memref<?xf32> to memref<16x128xf32, strided<[?, 1], offset: ?>>
   %x = bufferization.to_tensor %xv restrict : memref<16x128xf32, strided<[?, 1], offset: ?>>
   %e = tensor.empty() : tensor<16xf32>
-  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<16xf32>) -> tensor<16xf32>
-  %r = linalg.reduce ins(%x : tensor<16x128xf32>) outs(%z : tensor<16xf32>) dimensions = [1]
-    (%in: f32, %acc: f32) {
+  %z = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%e : tensor<16xf32>) attrs = {tritium.kind = "fill", tritium.tile = [0]} {
+    ^bb0(%fo1: f32):
+      linalg.yield %zero : f32
+  } -> tensor<16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<16x128xf32>) outs(%z : tensor<16xf32>) attrs = {tritium.kind = "row_reduction", tritium.lanes = 32, tritium.tile = [1, 0]} {
+    ^bb0(%in: f32, %acc: f32):
       %s = arith.addf %in, %acc : f32
       linalg.yield %s : f32
-    }
+  } -> tensor<16xf32>
   %ov = memref.reinterpret_cast %a1 to offset: [%row0i], sizes: [16], strides: [1]
       : memref<?xf32> to memref<16xf32, strided<[1], offset: ?>>
   %ot = bufferization.to_tensor %ov restrict writable : memref<16xf32, strided<[1], offset: ?>>
   %st = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
                         iterator_types = ["parallel"]}
-      ins(%r : tensor<16xf32>) outs(%ot : tensor<16xf32>) {
+      ins(%r : tensor<16xf32>) outs(%ot : tensor<16xf32>) attrs = {tritium.kind = "elementwise", tritium.tile = [8]} {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
   } -> tensor<16xf32>

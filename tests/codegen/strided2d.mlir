@@ -36,7 +36,7 @@ func.func @strided2d(%a0: memref<?xf32>, %a1: memref<?xf32>, %m: i32, %n: i32,
   %ot = bufferization.to_tensor %ov restrict writable : memref<?x?xf32, strided<[?, 1], offset: ?>>
   %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
                        iterator_types = ["parallel", "parallel"]}
-      ins(%x : tensor<?x?xf32>) outs(%ot : tensor<?x?xf32>) {
+      ins(%x : tensor<?x?xf32>) outs(%ot : tensor<?x?xf32>) attrs = {tritium.kind = "elementwise", tritium.tile = [1, 8]} {
     ^bb0(%p: f32, %o: f32):
       %i = linalg.index 0 : index
       %ii = arith.index_cast %i : index to i32

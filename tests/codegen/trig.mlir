@@ -22,7 +22,7 @@ func.func @trig(%a0: memref<?xf32>, %a1: memref<?xf32>, %a2: memref<?xf32>,
   %o0 = bufferization.to_tensor %o0v restrict writable : memref<?xf32, strided<[1], offset: ?>>
   %r0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
                         iterator_types = ["parallel"]}
-      ins(%x : tensor<?xf32>) outs(%o0 : tensor<?xf32>) {
+      ins(%x : tensor<?xf32>) outs(%o0 : tensor<?xf32>) attrs = {tritium.kind = "elementwise", tritium.tile = [8]} {
     ^bb0(%v1: f32, %o: f32):
       %v2 = math.sin %v1 : f32
       linalg.yield %v2 : f32
@@ -34,7 +34,7 @@ func.func @trig(%a0: memref<?xf32>, %a1: memref<?xf32>, %a2: memref<?xf32>,
   %o1 = bufferization.to_tensor %o1v restrict writable : memref<?xf32, strided<[1], offset: ?>>
   %r1 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
                         iterator_types = ["parallel"]}
-      ins(%x : tensor<?xf32>) outs(%o1 : tensor<?xf32>) {
+      ins(%x : tensor<?xf32>) outs(%o1 : tensor<?xf32>) attrs = {tritium.kind = "elementwise", tritium.tile = [8]} {
     ^bb0(%v11: f32, %o: f32):
       %v12 = math.cos %v11 : f32
       linalg.yield %v12 : f32

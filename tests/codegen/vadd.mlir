@@ -16,7 +16,7 @@ func.func @add_kernel(%a0: memref<?xf32>, %a1: memref<?xf32>, %a2: memref<?xf32>
   %o = memref.reinterpret_cast %a2 to offset: [%offi], sizes: [%ni], strides: [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
   %ot = bufferization.to_tensor %o restrict writable : memref<?xf32, strided<[1], offset: ?>>
   %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-      ins(%xt, %yt : tensor<?xf32>, tensor<?xf32>) outs(%ot : tensor<?xf32>) {
+      ins(%xt, %yt : tensor<?xf32>, tensor<?xf32>) outs(%ot : tensor<?xf32>) attrs = {tritium.kind = "elementwise", tritium.tile = [8]} {
   ^bb0(%p: f32, %q: f32, %s: f32):
     %v = arith.addf %p, %q : f32
     linalg.yield %v : f32

@@ -88,7 +88,8 @@ module_for(const MathCase *c, size_t *len)
                   i, i, vt, i, i, i == 2 ? " writable" : "", vt);
     const char *id = "affine_map<(d0) -> (d0)>";
     lo_printf(&b, "  %%r = linalg.generic {indexing_maps = [%s, %s%s%s], iterator_types = "
-                  "[\"parallel\"]} ins(%%t0%s : tensor<?xf32>%s) outs(%%t2 : tensor<?xf32>) {\n"
+                  "[\"parallel\"]} ins(%%t0%s : tensor<?xf32>%s) outs(%%t2 : tensor<?xf32>) "
+                  "attrs = {tritium.kind = \"elementwise\", tritium.tile = [8]} {\n"
                   "  ^bb0(%%v1: f32, %s%%o: f32):\n",
               id, id, bin ? ", " : "", bin ? id : "", bin ? ", %t1" : "",
               bin ? ", tensor<?xf32>" : "", bin ? "%v2: f32, " : "");

@@ -1,0 +1,345 @@
+/*
+ * lo_emit_compute.c — dot products, reductions and shape-changing ops. Their
+ * results are tensors materialised where they stand (LP_TENSOR).
+ *
+ *   tt.dot      -> linalg.generic contraction C(m,n) += A(m,k) * B(k,n) (batched
+ *                  for rank 3), tagged "contraction" with its register block
+ *   tt.reduce   -> linalg.generic with a reduction iterator; the element-wise
+ *                  producer of the input is fused into the body
+ *   tt.reshape  -> tensor.collapse_shape + tensor.expand_shape
+ *   tt.cat/join/split -> tensor.insert_slice / tensor.extract_slice
+ */
+#include "lo_int.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- dot -------------------------------------------------------------------------------- */
+
+/* The register block a contraction wants: MB rows x NB columns of C kept in
+ * vector registers (8 x 2VL with 32 registers, 4 x 2VL with 16), one k per step. */
+static void
+contraction_tile(const LeCtx *c, int rank, const int64_t *cs, int64_t kext, int elem_bytes, int64_t *tile)
+{
+    int vl = c->opt->vector_bytes / (elem_bytes > 0 ? elem_bytes : 4);
+    if (vl < 1)
+        vl = 1;
+    int regs = c->opt->vector_regs ? c->opt->vector_regs : c->opt->vector_bytes >= 64 ? 32 : 16;
+    int64_t M = cs[rank - 2], N = cs[rank - 1];
+    for (int d = 0; d < rank - 2; d++)
+        tile[d] = cs[d] == 1 ? 0 : 1;
+    int64_t mc[] = {regs >= 32 ? 8 : 4, 2, 1}, nc[] = {2 * (int64_t)vl, vl};
+    int64_t mb = 1, nb = 1;
+    for (int i = 0; i < 3; i++)
+        if (M % mc[i] == 0) {
+            mb = mc[i];
+            break;
+        }
+    for (int i = 0; i < 2; i++)
+        if (N % nc[i] == 0) {
+            nb = nc[i];
+            break;
+        }
+    tile[rank - 2] = mb == M ? 0 : mb;
+    tile[rank - 1] = N <= vl ? 0 : nb;
+    tile[rank] = kext == 1 ? 0 : 1; /* one k per step: the accumulators and two B rows stay in registers */
+}
+
+/* The cast of a dot operand element to the accumulator type (linalg.matmul's). */
+static unsigned
+dot_cast(LeCtx *c, LoBuf *b, unsigned x, int from, int to)
+{
+    if (from == to)
+        return x;
+    const char *f = ir_dtype_mlir((IrDtype)from), *t = ir_dtype_mlir((IrDtype)to);
+    if (ir_dtype_is_float((IrDtype)to)) {
+        if (ir_dtype_is_float((IrDtype)from))
+            return lo_emit(b, "arith.%s %%v%u : %s to %s", ir_dtype_bits((IrDtype)from) < ir_dtype_bits((IrDtype)to)
+                                                                ? "extf" : "truncf", x, f, t);
+        return lo_emit(b, "arith.%s %%v%u : %s to %s", ir_dtype_is_signed((IrDtype)from) ? "sitofp" : "uitofp", x, f, t);
+    }
+    (void)c;
+    if (ir_dtype_bits((IrDtype)from) == ir_dtype_bits((IrDtype)to))
+        return x;
+    return lo_emit(b, "arith.%s %%v%u : %s to %s", ir_dtype_bits((IrDtype)from) > ir_dtype_bits((IrDtype)to) ? "trunci"
+                   : ir_dtype_is_signed((IrDtype)from) ? "extsi" : "extui", x, f, t);
+}
+
+int
+le_dot(LeCtx *c, IrOp *op)
+{
+    unsigned a = le_materialize(c, op->args[0]);
+    unsigned b = le_materialize(c, op->args[1]);
+    unsigned acc = le_materialize(c, op->args[2]);
+    IrType at = c->f->vals[op->args[0]].type, bt = c->f->vals[op->args[1]].type, ct = c->f->vals[op->args[2]].type;
+    int rank = ir_type_rank(c->m, c->f->vals[op->res[0]].type);
+    int ea = ir_type_dtype(c->m, ir_type_elem(c->m, at)), eb = ir_type_dtype(c->m, ir_type_elem(c->m, bt));
+    int ec = ir_type_dtype(c->m, ir_type_elem(c->m, ct));
+    const int64_t *as = ir_type_shape(c->m, at);
+    const char *cts = le_tile_ty(c, ct);
+    /* loops: batch?, m, n, k */
+    static const char *const maps2[3] = {"affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d2, d1)>",
+                                         "affine_map<(d0, d1, d2) -> (d0, d1)>"};
+    static const char *const maps3[3] = {"affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>",
+                                         "affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>",
+                                         "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>"};
+    const char *const *maps = rank == 3 ? maps3 : maps2;
+    LoBuf *o = c->out;
+    unsigned r = lo_fresh(o), xa = lo_fresh(o), xb = lo_fresh(o), xc = lo_fresh(o);
+    lo_printf(o, "%*s%%v%u = linalg.generic {indexing_maps = [%s, %s, %s], iterator_types = [%s\"parallel\", "
+                 "\"parallel\", \"reduction\"]} ins(%%v%u, %%v%u : %s, %s) outs(%%v%u : %s)",
+              o->indent, "", r, maps[0], maps[1], maps[2], rank == 3 ? "\"parallel\", " : "", a, b,
+              le_tile_ty(c, at), le_tile_ty(c, bt), acc, cts);
+    int64_t tile[4];
+    int eb_max = ir_dtype_bits((IrDtype)ec) / 8;
+    if (ir_dtype_bits((IrDtype)ea) / 8 > eb_max)
+        eb_max = ir_dtype_bits((IrDtype)ea) / 8;
+    contraction_tile(c, rank, ir_type_shape(c->m, ct), as[rank - 1], eb_max, tile);
+    le_kind_attrs(c, o, "contraction", rank + 1, tile, 0);
+    const char *ta = ir_dtype_mlir((IrDtype)ea), *tb = ir_dtype_mlir((IrDtype)eb), *tc = ir_dtype_mlir((IrDtype)ec);
+    lo_printf(o, " {\n%*s^bb0(%%v%u: %s, %%v%u: %s, %%v%u: %s):\n", o->indent, "", xa, ta, xb, tb, xc, tc);
+    o->indent += 2;
+    unsigned ca = dot_cast(c, o, xa, ea, ec), cb = dot_cast(c, o, xb, eb, ec);
+    bool fl = ir_dtype_is_float((IrDtype)ec);
+    unsigned m = lo_emit(o, "arith.%s %%v%u, %%v%u : %s", fl ? "mulf" : "muli", ca, cb, tc);
+    unsigned s = lo_emit(o, "arith.%s %%v%u, %%v%u : %s", fl ? "addf" : "addi", xc, m, tc);
+    lo_line(o, "linalg.yield %%v%u : %s", s, tc);
+    o->indent -= 2;
+    lo_line(o, "} -> %s", cts);
+    le_set_tensor(c, op->res[0], r);
+    return 0;
+}
+
+/* ---- reductions ---------------------------------------------------------------------------- */
+
+/* Identity of a single-op combine, as a constant of dtype d; false if unknown. */
+static bool
+combine_identity(IrOpc opc, int d, int64_t *iv, double *fv)
+{
+    bool f = ir_dtype_is_float((IrDtype)d);
+    int bits = ir_dtype_bits((IrDtype)d);
+    *iv = 0;
+    *fv = 0;
+    switch (opc) {
+    case IR_ADDF: case IR_ADDI: case IR_ORI: case IR_XORI: case IR_MAXUI:
+        return true;
+    case IR_MULF: *fv = 1; return true;
+    case IR_MULI: *iv = 1; return true;
+    case IR_ANDI: *iv = -1; return true;
+    case IR_MAXNUMF: case IR_MAXIMUMF: *fv = -INFINITY; return f;
+    case IR_MINNUMF: case IR_MINIMUMF: *fv = INFINITY; return f;
+    case IR_MAXSI: *iv = bits == 64 ? INT64_MIN : -(1LL << (bits - 1)); return true;
+    case IR_MINSI: *iv = bits == 64 ? INT64_MAX : (1LL << (bits - 1)) - 1; return true;
+    case IR_MINUI: *iv = -1; return true;
+    default:
+        return false;
+    }
+}
+
+/* The single combine op of a one-operand reduce region, or NULL. */
+static IrOp *
+simple_combine(IrBlock *region)
+{
+    IrOp *op = region->first;
+    if (!op || !op->next || op->next->opc != IR_REDUCE_RETURN || op->next->next)
+        return NULL;
+    if (op->nargs != 2 || op->nres != 1)
+        return NULL;
+    IrRef a = region->args[0], b = region->args[1];
+    if (!((op->args[0] == a && op->args[1] == b) || (op->args[0] == b && op->args[1] == a)))
+        return NULL;
+    if (op->next->args[0] != op->res[0])
+        return NULL;
+    return op;
+}
+
+/* A tensor of type t filled with scalar x (a "fill" generic). */
+static unsigned
+fill(LeCtx *c, const LoType *t, unsigned x)
+{
+    unsigned e = le_alloc_tensor(c, t);
+    LoBuf *o = c->out;
+    unsigned r = lo_fresh(o), arg = lo_fresh(o);
+    lo_printf(o, "%*s%%v%u = linalg.generic {indexing_maps = [affine_map<(", o->indent, "", r);
+    for (int d = 0; d < t->rank; d++)
+        lo_printf(o, "%sd%d", d ? ", " : "", d);
+    lo_printf(o, ") -> (");
+    for (int d = 0; d < t->rank; d++)
+        lo_printf(o, "%sd%d", d ? ", " : "", d);
+    lo_printf(o, ")>], iterator_types = [");
+    for (int d = 0; d < t->rank; d++)
+        lo_printf(o, "%s\"parallel\"", d ? ", " : "");
+    int64_t tile[IR_MAX_RANK];
+    le_elementwise_tile(c, t->rank, t->shape, (ir_dtype_bits((IrDtype)t->elem) + 7) / 8, tile);
+    const char *ts = le_ty(c, t), *es = lt_elem_name(t->elem);
+    lo_printf(o, "]} outs(%%v%u : %s)", e, ts);
+    le_kind_attrs(c, o, "fill", t->rank, tile, 0);
+    lo_printf(o, " {\n%*s^bb0(%%v%u: %s):\n", o->indent, "", arg, es);
+    lo_line(o, "  linalg.yield %%v%u : %s", x, es);
+    lo_line(o, "} -> %s", ts);
+    return r;
+}
+
+int
+le_reduce(LeCtx *c, IrOp *op)
+{
+    int axis = (int)op->i[0];
+    IrBlock *region = op->regs[0];
+    if (op->nargs != 1)
+        return le_error(c, op->loc, "reductions over several operands (argmax/argmin, tuples) are not supported yet");
+    IrRef x = op->args[0];
+    IrOp *comb = simple_combine(region);
+    int d = ir_type_dtype(c->m, c->f->vals[x].type);
+    int64_t iv;
+    double fv;
+    if (!comb || !combine_identity((IrOpc)comb->opc, d, &iv, &fv))
+        return le_error(c, op->loc, "this reduction combine function is not supported yet");
+    IrType t = c->f->vals[x].type;
+    int r = ir_type_rank(c->m, t);
+    const int64_t *s = ir_type_shape(c->m, t);
+    int64_t rs[IR_MAX_RANK];
+    for (int k = 0, j = 0; k < r; k++)
+        if (k != axis)
+            rs[j++] = s[k];
+    LoType rt = lt_tensor(d, r - 1, rs);
+    unsigned init = fill(c, &rt, le_const(c, d, iv, fv));
+    unsigned res = le_generic_reduce(c, x, axis, region, init, &rt, true);
+    IrRef out = op->res[0];
+    if (ir_type_rank(c->m, c->f->vals[out].type) == 0)
+        le_set_scalar(c, out, lo_emit(c->out, "tensor.extract %%v%u[] : %s", res, le_ty(c, &rt)));
+    else
+        le_set_tensor(c, out, res);
+    return 0;
+}
+
+int
+le_scan(LeCtx *c, IrOp *op)
+{
+    return le_error(c, op->loc, "tl.associative_scan / cumsum are not supported yet");
+}
+
+/* ---- shape ops ------------------------------------------------------------------------------- */
+
+static void
+reassoc_all(LoBuf *b, int rank)
+{
+    lo_printf(b, "[[");
+    for (int d = 0; d < rank; d++)
+        lo_printf(b, "%s%d", d ? ", " : "", d);
+    lo_printf(b, "]]");
+}
+
+/* tensor.collapse_shape to 1-D then tensor.expand_shape to the new shape. */
+static int
+reshape(LeCtx *c, IrOp *op)
+{
+    IrRef x = op->args[0], res = op->res[0];
+    unsigned t = le_materialize(c, x);
+    IrType xt = c->f->vals[x].type, rt = c->f->vals[res].type;
+    int xr = ir_type_rank(c->m, xt), rr = ir_type_rank(c->m, rt);
+    LoType tx = lt_of_tile(c->m, xt), tr = lt_of_tile(c->m, rt);
+    int64_t n = ir_type_numel(c->m, xt);
+    LoType t1 = lt_tensor(tx.elem, 1, &n);
+    LoBuf *o = c->out;
+    if (xr > 1) {
+        unsigned id = lo_fresh(o);
+        lo_printf(o, "%*s%%v%u = tensor.collapse_shape %%v%u ", o->indent, "", id, t);
+        reassoc_all(o, xr);
+        lo_printf(o, " : %s into %s\n", le_ty(c, &tx), le_ty(c, &t1));
+        t = id;
+    }
+    if (rr > 1) {
+        unsigned id = lo_fresh(o);
+        lo_printf(o, "%*s%%v%u = tensor.expand_shape %%v%u ", o->indent, "", id, t);
+        reassoc_all(o, rr);
+        lo_printf(o, " output_shape [");
+        for (int d = 0; d < rr; d++)
+            lo_printf(o, "%s%lld", d ? ", " : "", (long long)tr.shape[d]);
+        lo_printf(o, "] : %s into %s\n", le_ty(c, &t1), le_ty(c, &tr));
+        t = id;
+    }
+    le_set_tensor(c, res, t);
+    return 0;
+}
+
+/* A tensor.insert_slice / extract_slice of the last dim at offset 'last' with
+ * size 'lsize' (1 for join/split), all other dims whole. */
+static unsigned
+slice(LeCtx *c, bool insert, unsigned src, unsigned dst, const LoType *small, const LoType *big, int64_t last,
+      int64_t lsize, int dim)
+{
+    LoBuf *o = c->out;
+    unsigned id = lo_fresh(o);
+    if (insert)
+        lo_printf(o, "%*s%%v%u = tensor.insert_slice %%v%u into %%v%u[", o->indent, "", id, src, dst);
+    else
+        lo_printf(o, "%*s%%v%u = tensor.extract_slice %%v%u[", o->indent, "", id, src);
+    int r = big->rank;
+    for (int k = 0; k < r; k++)
+        lo_printf(o, "%s%lld", k ? ", " : "", (long long)(k == dim ? last : 0));
+    lo_printf(o, "] [");
+    for (int k = 0; k < r; k++)
+        lo_printf(o, "%s%lld", k ? ", " : "", (long long)(k == dim ? lsize : big->shape[k]));
+    lo_printf(o, "] [");
+    for (int k = 0; k < r; k++)
+        lo_printf(o, "%s1", k ? ", " : "");
+    if (insert)
+        lo_printf(o, "] : %s into %s\n", le_ty(c, small), le_ty(c, big));
+    else
+        lo_printf(o, "] : %s to %s\n", le_ty(c, big), le_ty(c, small));
+    return id;
+}
+
+static int
+cat(LeCtx *c, IrOp *op)
+{
+    unsigned a = le_materialize(c, op->args[0]), b = le_materialize(c, op->args[1]);
+    LoType ta = lt_of_tile(c->m, c->f->vals[op->args[0]].type), tb = lt_of_tile(c->m, c->f->vals[op->args[1]].type);
+    LoType tr = lt_of_tile(c->m, c->f->vals[op->res[0]].type);
+    unsigned e = le_alloc_tensor(c, &tr);
+    e = slice(c, true, a, e, &ta, &tr, 0, ta.shape[0], 0);
+    e = slice(c, true, b, e, &tb, &tr, ta.shape[0], tb.shape[0], 0);
+    le_set_tensor(c, op->res[0], e);
+    return 0;
+}
+
+/* join: [..] x2 -> [.., 2]; split: [.., 2] -> 2 x [..] (rank-reducing slices). */
+static int
+join(LeCtx *c, IrOp *op)
+{
+    LoType tr = lt_of_tile(c->m, c->f->vals[op->res[0]].type);
+    unsigned e = le_alloc_tensor(c, &tr);
+    for (int i = 0; i < 2; i++) {
+        unsigned x = le_materialize(c, op->args[i]);
+        LoType tx = lt_of_tile(c->m, c->f->vals[op->args[i]].type);
+        e = slice(c, true, x, e, &tx, &tr, i, 1, tr.rank - 1);
+    }
+    le_set_tensor(c, op->res[0], e);
+    return 0;
+}
+
+static int
+split(LeCtx *c, IrOp *op)
+{
+    LoType tx = lt_of_tile(c->m, c->f->vals[op->args[0]].type);
+    unsigned x = le_materialize(c, op->args[0]);
+    for (int i = 0; i < 2; i++) {
+        LoType tr = lt_of_tile(c->m, c->f->vals[op->res[i]].type);
+        unsigned t = slice(c, false, x, 0, &tr, &tx, i, 1, tx.rank - 1);
+        le_set_tensor(c, op->res[i], t);
+    }
+    return 0;
+}
+
+int
+le_shape_op(LeCtx *c, IrOp *op)
+{
+    switch (op->opc) {
+    case IR_RESHAPE: return reshape(c, op);
+    case IR_CAT: return cat(c, op);
+    case IR_JOIN: return join(c, op);
+    case IR_SPLIT: return split(c, op);
+    default:
+        return le_error(c, op->loc, "%s is not supported yet", ir_opc_name[op->opc]);
+    }
+}

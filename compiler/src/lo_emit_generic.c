@@ -1,0 +1,1025 @@
+/*
+ * lo_emit_generic.c — fused element-wise code and the materialisation of tiles.
+ *
+ * Element-wise tiles (LP_TILE) and lazy loads (LP_LOAD, LM_LAZY) are not
+ * emitted where they are defined. A consumer (a store, a reduction, a
+ * materialisation, a loop-carried update) builds one linalg.generic over its
+ * iteration space and evaluates the whole expression inside the body (eval), so
+ * an activation chain feeding a store becomes one loop. Leaves are captured
+ * scalars, materialised tensors (ins operands), loads (strided views read
+ * directly when the load's valid region is the iteration region, else the
+ * padded tile), gathers (guarded memref.load in the body) and linalg.index for
+ * tl.arange. Broadcast, expand_dims and trans only change which iteration dim
+ * indexes which value dim (the dim map dm).
+ *
+ * Loads the plan materialises where they stand (LM_WRITE, LM_LOOP, LM_ALIAS,
+ * LM_WRAP) are copied into a fresh buffer at memref level (le_load_snapshot):
+ * a copy there is ordered with every store, where a tensor-level copy would be
+ * folded away by canonicalisation.
+ */
+#include "lo_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- generic bodies ------------------------------------------------------------------ */
+
+typedef struct GenIn {
+    unsigned ssa, arg, val;      /* val: the arg, converted back to i1 for byte-stored bools */
+    LoType type;
+    int vrank;
+    int8_t dm[IR_MAX_RANK];      /* operand dim -> iteration dim, -1: constant 0 */
+} GenIn;
+
+typedef struct GenMemo {
+    IrRef v;
+    uint64_t key;
+    unsigned ssa;
+} GenMemo;
+
+typedef struct Gen {
+    LeCtx *c;
+    const LoIter *it;
+    LoBuf body;
+    LoBuf *main;
+    GenIn *ins;
+    int nins, capins;
+    GenMemo *memo;
+    int nmemo, capmemo;
+    unsigned idx[IR_MAX_RANK];   /* absolute tile index (index type) per iteration dim */
+    int full_rank;               /* iteration rank (it->rank, + a reduction dim) */
+    int main_scope, body_scope;  /* memoised SSA inside the body must not leak out */
+    IrRef out_val;               /* IR value whose tensor is the outs operand (in-place update) */
+    unsigned out_arg;            /* its element: the generic's output block argument */
+    bool gathering;              /* every load leaf is read element by element */
+    bool gathers;                /* the body reads memory element by element */
+} Gen;
+
+static uint64_t
+dm_key(const int8_t *dm, int rank)
+{
+    uint64_t k = (uint64_t)rank;
+    for (int i = 0; i < rank; i++)
+        k = (k << 5) | (uint64_t)(dm[i] + 1);
+    return k;
+}
+
+static void
+to_main(Gen *g)
+{
+    g->c->out = g->main;
+    g->c->scope = g->main_scope;
+}
+
+static void
+to_body(Gen *g)
+{
+    g->c->out = &g->body;
+    g->c->scope = g->body_scope;
+}
+
+static void
+print_map(LoBuf *b, int iter_rank, int vrank, const int8_t *dm)
+{
+    lo_printf(b, "affine_map<(");
+    for (int j = 0; j < iter_rank; j++)
+        lo_printf(b, "%sd%d", j ? ", " : "", j);
+    lo_printf(b, ") -> (");
+    for (int k = 0; k < vrank; k++) {
+        if (dm[k] >= 0)
+            lo_printf(b, "%sd%d", k ? ", " : "", dm[k]);
+        else
+            lo_printf(b, "%s0", k ? ", " : "");
+    }
+    lo_printf(b, ")>");
+}
+
+static unsigned
+add_in(Gen *g, unsigned ssa, const LoType *type, int vrank, const int8_t *dm, bool i8_to_i1)
+{
+    for (int i = 0; i < g->nins; i++)
+        if (g->ins[i].ssa == ssa && g->ins[i].vrank == vrank && !memcmp(g->ins[i].dm, dm, (size_t)vrank))
+            return g->ins[i].val;
+    if (g->nins == g->capins) {
+        g->capins = g->capins ? g->capins * 2 : 8;
+        g->ins = realloc(g->ins, sizeof *g->ins * (size_t)g->capins);
+        if (!g->ins)
+            ir_die("out of memory");
+    }
+    GenIn *in = &g->ins[g->nins++];
+    memset(in, 0, sizeof *in);
+    in->ssa = ssa;
+    in->type = *type;
+    in->vrank = vrank;
+    memcpy(in->dm, dm, (size_t)vrank);
+    in->arg = lo_fresh(&g->body);
+    in->val = i8_to_i1 ? lo_emit(&g->body, "arith.trunci %%v%u : i8 to i1", in->arg) : in->arg;
+    return in->val;
+}
+
+/* Absolute tile index of iteration dim j (index type), emitted once per body. */
+static unsigned
+abs_index(Gen *g, int j)
+{
+    if (!g->idx[j]) {
+        unsigned i = lo_emit(&g->body, "linalg.index %d : index", j);
+        if (j < g->it->rank && g->it->lo[j])
+            i = lo_emit(&g->body, "arith.addi %%v%u, %%v%u : index", i, g->it->lo[j]);
+        g->idx[j] = i;
+    }
+    return g->idx[j];
+}
+
+/* Slices a full-tile tensor 'ssa' (IR type t) to the iteration region as seen
+ * through dm, then adds it as an input. */
+static unsigned
+tensor_in(Gen *g, unsigned ssa, IrType t, const int8_t *dm, bool as_i8)
+{
+    LeCtx *c = g->c;
+    int r = ir_type_rank(c->m, t);
+    LoType ty = lt_of_tile(c->m, t);
+    bool slice = false;
+    for (int k = 0; k < r; k++)
+        if (dm[k] >= 0 && dm[k] < g->it->rank && (g->it->lo[dm[k]] || g->it->size[dm[k]]))
+            slice = true;
+    if (slice) {
+        LoType nty = ty;
+        to_main(g);
+        LoBuf *o = c->out;
+        unsigned id = lo_fresh(o);
+        lo_printf(o, "%*s%%v%u = tensor.extract_slice %%v%u[", o->indent, "", id, ssa);
+        for (int k = 0; k < r; k++) {
+            int j = dm[k];
+            bool reg = j >= 0 && j < g->it->rank;
+            if (reg && g->it->lo[j])
+                lo_printf(o, "%s%%v%u", k ? ", " : "", g->it->lo[j]);
+            else
+                lo_printf(o, "%s0", k ? ", " : "");
+        }
+        lo_printf(o, "] [");
+        for (int k = 0; k < r; k++) {
+            int j = dm[k];
+            if (j >= 0 && j < g->it->rank && g->it->size[j]) {
+                lo_printf(o, "%s%%v%u", k ? ", " : "", g->it->size[j]);
+                nty.shape[k] = LT_DYN;
+            } else {
+                lo_printf(o, "%s%lld", k ? ", " : "", (long long)ty.shape[k]);
+            }
+        }
+        lo_printf(o, "] [");
+        for (int k = 0; k < r; k++)
+            lo_printf(o, "%s1", k ? ", " : "");
+        lo_printf(o, "] : %s to %s\n", le_ty(c, &ty), le_ty(c, &nty));
+        ssa = id;
+        ty = nty;
+        to_body(g);
+    }
+    return add_in(g, ssa, &ty, r, dm, as_i8);
+}
+
+static unsigned eval(Gen *g, IrRef v, const int8_t *dm);
+
+/* A load leaf read straight from memory through a strided view. */
+static unsigned
+load_view_in(Gen *g, IrOp *ld, const LpMem *mem, const int8_t *dm)
+{
+    LeCtx *c = g->c;
+    IrType lt = c->f->vals[ld->res[0]].type;
+    int r = ir_type_rank(c->m, lt);
+    unsigned start[IR_MAX_RANK] = {0}, size[IR_MAX_RANK] = {0};
+    int64_t ssize[IR_MAX_RANK];
+    for (int k = 0; k < r; k++) {
+        int j = dm[k];
+        if (j >= 0 && j < g->it->rank) {
+            start[k] = g->it->lo[j];
+            size[k] = g->it->size[j];
+            ssize[k] = g->it->shape[j];
+        } else {
+            ssize[k] = 1;
+        }
+    }
+    bool unit[IR_MAX_RANK] = {0};
+    IrType elem = ir_type_elem(c->m, lt);
+    LoType mt;
+    to_main(g);
+    unsigned view = le_view(c, mem->param, elem, r, mem->form.base, mem->form.coef, start, size, ssize, true, unit, &mt);
+    LoType tt = le_view_tensor(elem, c->m, r, size, ssize, unit);
+    unsigned t = lo_emit(c->out, "bufferization.to_tensor %%v%u restrict : %s", view, le_ty(c, &mt));
+    to_body(g);
+    int8_t dm2[IR_MAX_RANK];
+    for (int k = 0; k < r; k++)
+        dm2[k] = unit[k] ? -1 : dm[k];
+    return add_in(g, t, &tt, r, dm2, false);
+}
+
+/* Index of iteration point dm in a wrapped dim: (wbase + i) mod M, else i. */
+static unsigned
+dim_index(Gen *g, const AForm *f, int k, const int8_t *dm)
+{
+    LeCtx *c = g->c;
+    unsigned i = dm[k] >= 0 ? abs_index(g, dm[k]) : 0;
+    if (!f->wrap[k])
+        return i;
+    to_main(g);
+    unsigned wb = le_index(c, f->wbase[k]), m = le_index(c, f->wrap[k]);
+    unsigned one = le_const_index(c, 1);
+    unsigned safe = lo_emit(c->out, "arith.maxsi %%v%u, %%v%u : index", m, one);
+    to_body(g);
+    unsigned s = i ? lo_emit(&g->body, "arith.addi %%v%u, %%v%u : index", wb, i) : wb;
+    return lo_emit(&g->body, "arith.remsi %%v%u, %%v%u : index", s, safe);
+}
+
+/* Element offset of a gathered pointer at the iteration point:
+ * base + sum coef*idx + sum gen(i). */
+static unsigned
+gather_index(Gen *g, const PtrForm *p, const int8_t *dm)
+{
+    LeCtx *c = g->c;
+    to_main(g);
+    unsigned acc = le_index(c, p->off.base);
+    unsigned coefs[IR_MAX_RANK];
+    for (int k = 0; k < p->off.rank; k++)
+        coefs[k] = ax_is_zero(p->off.coef[k]) ? 0 : le_index(c, p->off.coef[k]);
+    to_body(g);
+    for (int k = 0; k < p->off.rank; k++) {
+        if (!coefs[k] || (dm[k] < 0 && !p->off.wrap[k]))
+            continue;
+        unsigned i = dim_index(g, &p->off, k, dm);
+        if (!i)
+            continue;
+        unsigned t = lo_emit(&g->body, "arith.muli %%v%u, %%v%u : index", i, coefs[k]);
+        acc = lo_emit(&g->body, "arith.addi %%v%u, %%v%u : index", acc, t);
+    }
+    for (int i = 0; i < p->ngen; i++) {
+        IrRef gv = p->gen[i];
+        unsigned x = eval(g, gv, dm);
+        unsigned xi = lo_emit(&g->body, "arith.index_cast %%v%u : %s to index", x, le_elem(c, c->f->vals[gv].type));
+        acc = lo_emit(&g->body, "arith.addi %%v%u, %%v%u : index", acc, xi);
+    }
+    return acc;
+}
+
+/* A load leaf read element by element: memref.load guarded by the mask. */
+static unsigned
+gather_load(Gen *g, IrOp *ld, const int8_t *dm)
+{
+    LeCtx *c = g->c;
+    const PtrForm *p = lp_ptrform(c->plan, ld->args[0]);
+    if (!p) {
+        le_error(c, ld->loc, "unsupported pointer expression in tl.load");
+        return le_const(c, IR_I32, 0, 0);
+    }
+    const char *et = le_elem(c, p->elem);
+    g->gathers = true;
+    unsigned idx = gather_index(g, p, dm);
+    unsigned mem = c->param_ssa[p->param];
+    if (ld->nargs < 2)
+        return lo_emit(&g->body, "memref.load %%v%u[%%v%u] : memref<?x%s>", mem, idx, et);
+    unsigned m = eval(g, ld->args[1], dm);
+    unsigned oth = ld->nargs >= 3 ? eval(g, ld->args[2], dm) : le_const(c, ir_type_dtype(c->m, p->elem), 0, 0.0);
+    LoBuf *b = &g->body;
+    unsigned r = lo_fresh(b);
+    lo_line(b, "%%v%u = scf.if %%v%u -> (%s) {", r, m, et);
+    b->indent += 2;
+    unsigned x = lo_emit(b, "memref.load %%v%u[%%v%u] : memref<?x%s>", mem, idx, et);
+    lo_line(b, "scf.yield %%v%u : %s", x, et);
+    b->indent -= 2;
+    lo_line(b, "} else {");
+    lo_line(b, "  scf.yield %%v%u : %s", oth, et);
+    lo_line(b, "}");
+    return r;
+}
+
+static unsigned
+load_leaf(Gen *g, IrRef v, IrOp *ld, const int8_t *dm)
+{
+    LeCtx *c = g->c;
+    LeVal *lv = &c->vals[v];
+    if (lv->ssa && le_scope_visible(c, lv->scope))
+        return tensor_in(g, lv->ssa, c->f->vals[v].type, dm, lv->as_i8);
+    const LpMem *mem = lp_mem(c->plan, ld);
+    if (g->gathering || mem->access == LA_GATHER)
+        return gather_load(g, ld, dm);
+    if (mem->access == LA_VIEW && lp_region_covers(&mem->reg, dm, &g->it->reg))
+        return load_view_in(g, ld, mem, dm);
+    /* the valid region differs from the iteration space: read the padded tile */
+    to_main(g);
+    unsigned t = le_materialize(c, v);
+    to_body(g);
+    return tensor_in(g, t, c->f->vals[v].type, dm, c->vals[v].as_i8);
+}
+
+/* Value v evaluated at the current iteration point; dm maps v's dims to
+ * iteration dims (-1: unit dim). */
+static unsigned
+eval(Gen *g, IrRef v, const int8_t *dm)
+{
+    LeCtx *c = g->c;
+    IrVal *val = &c->f->vals[v];
+    int r = ir_type_rank(c->m, val->type);
+    if (r == 0)
+        return le_scalar(c, v);
+    uint64_t key = dm_key(dm, r);
+    if (v == g->out_val) { /* reading the tile being updated in place: the out element */
+        bool ident = r == g->it->rank;
+        for (int k = 0; k < r; k++)
+            ident &= dm[k] == k;
+        if (ident)
+            return g->out_arg;
+    }
+    for (int i = 0; i < g->nmemo; i++)
+        if (g->memo[i].v == v && g->memo[i].key == key)
+            return g->memo[i].ssa;
+    LeVal *lv = &c->vals[v];
+    const LpVal *pv = lp_val(c->plan, v);
+    unsigned res;
+    IrOp *d = val->def;
+    if (lv->ssa && le_scope_visible(c, lv->scope)) {
+        res = tensor_in(g, lv->ssa, val->type, dm, lv->as_i8);
+    } else if (!d || pv->kind == LP_TENSOR) {
+        to_main(g);
+        unsigned t = le_materialize(c, v);
+        to_body(g);
+        res = tensor_in(g, t, val->type, dm, c->vals[v].as_i8);
+    } else {
+        int8_t dm2[IR_MAX_RANK];
+        unsigned a[3];
+        switch (d->opc) {
+        case IR_CONST:
+            res = le_const(c, ir_type_dtype(c->m, val->type), d->i[0], d->f);
+            break;
+        case IR_SPLAT:
+            res = le_scalar(c, d->args[0]);
+            break;
+        case IR_MAKE_RANGE: {
+            unsigned i = dm[0] >= 0 ? abs_index(g, dm[0]) : le_const_index(c, 0);
+            unsigned i32 = lo_emit(c->out, "arith.index_cast %%v%u : index to i32", i);
+            if (d->i[0])
+                i32 = lo_emit(c->out, "arith.addi %%v%u, %%v%u : i32", i32, le_const(c, IR_I32, d->i[0], 0));
+            res = i32;
+            break;
+        }
+        case IR_BROADCAST: {
+            const int64_t *xs = ir_type_shape(c->m, c->f->vals[d->args[0]].type);
+            for (int k = 0; k < r; k++)
+                dm2[k] = xs[k] == 1 ? -1 : dm[k];
+            res = eval(g, d->args[0], dm2);
+            break;
+        }
+        case IR_EXPAND_DIMS:
+            for (int k = 0, j = 0; k < r; k++)
+                if (k != d->i[0])
+                    dm2[j++] = dm[k];
+            res = eval(g, d->args[0], dm2);
+            break;
+        case IR_TRANS:
+            for (int k = 0; k < r; k++)
+                dm2[d->ints[k]] = dm[k];
+            res = eval(g, d->args[0], dm2);
+            break;
+        case IR_LOAD:
+            res = load_leaf(g, v, d, dm);
+            break;
+        default:
+            if (!(ir_opc_flags[d->opc] & IR_F_ELEM) || d->nargs > 3) {
+                le_error(c, d->loc, "internal: %s is not element-wise", ir_opc_name[d->opc]);
+                return le_const(c, IR_I32, 0, 0);
+            }
+            for (uint32_t i = 0; i < d->nargs; i++)
+                a[i] = eval(g, d->args[i], dm);
+            res = le_scalar_op(c, d, a);
+        }
+    }
+    if (g->nmemo == g->capmemo) {
+        g->capmemo = g->capmemo ? g->capmemo * 2 : 32;
+        g->memo = realloc(g->memo, sizeof *g->memo * (size_t)g->capmemo);
+        if (!g->memo)
+            ir_die("out of memory");
+    }
+    g->memo[g->nmemo++] = (GenMemo){v, key, res};
+    return res;
+}
+
+/* ---- iteration spaces and generic emission ---------------------------------------------- */
+
+void
+le_iter(LeCtx *c, const Region *r, int rank, const int64_t *shape, LoIter *it)
+{
+    LoExprs *x = c->x;
+    memset(it, 0, sizeof *it);
+    it->rank = rank;
+    memcpy(it->shape, shape, sizeof(int64_t) * (size_t)rank);
+    if (r)
+        it->reg = *r;
+    else
+        it->reg.rank = rank;
+    for (int d = 0; d < rank; d++) {
+        if (!it->reg.lo[d] && !it->reg.hi[d] && !(it->reg.cond && d == 0))
+            continue;
+        const AExpr *B = ax_const(x, shape[d]);
+        const AExpr *lo = it->reg.lo[d] ? ax_min(x, ax_max(x, it->reg.lo[d], ax_const(x, 0)), B) : NULL;
+        const AExpr *hi = it->reg.hi[d] ? ax_max(x, ax_min(x, it->reg.hi[d], B), lo ? lo : ax_const(x, 0)) : B;
+        const AExpr *sz = lo ? ax_sub(x, hi, lo) : hi;
+        int64_t k;
+        if (lo && !ax_is_zero(lo))
+            it->lo[d] = le_index(c, lo);
+        unsigned s = ax_is_const(sz, &k) && k == shape[d] ? 0 : le_index(c, sz);
+        if (it->reg.cond && d == 0) {
+            unsigned cnd = le_scalar(c, it->reg.cond);
+            unsigned full = s ? s : le_const_index(c, shape[d]);
+            s = lo_emit(c->out, "arith.select %%v%u, %%v%u, %%v%u : index", cnd, full, le_const_index(c, 0));
+        }
+        it->size[d] = s;
+    }
+}
+
+LoType
+le_iter_tensor(const LoIter *it, int elem)
+{
+    LoType t = lt_tensor(elem, it->rank, it->shape);
+    for (int d = 0; d < it->rank; d++)
+        if (it->size[d])
+            t.shape[d] = LT_DYN;
+    return t;
+}
+
+static void
+gen_init(Gen *g, LeCtx *c, const LoIter *it, int full_rank)
+{
+    memset(g, 0, sizeof *g);
+    g->c = c;
+    g->it = it;
+    g->main = c->out;
+    lo_buf_init(&g->body);
+    g->body.ctr = c->out->ctr;
+    g->body.indent = c->out->indent + 2;
+    g->full_rank = full_rank;
+    g->main_scope = c->scope;
+    g->body_scope = le_scope_push(c);
+    c->scope = g->main_scope;
+}
+
+static void
+gen_fini(Gen *g)
+{
+    lo_buf_fini(&g->body);
+    free(g->ins);
+    free(g->memo);
+}
+
+static void
+iter_types(LoBuf *b, int rank, int red_dim)
+{
+    for (int d = 0; d < rank; d++)
+        lo_printf(b, "%s\"%s\"", d ? ", " : "", d == red_dim ? "reduction" : "parallel");
+}
+
+/* Writes the generic: header, block arguments, the body, the terminator line. */
+static void
+emit_generic(Gen *g, unsigned res, int red_dim, unsigned outs, const LoType *outs_type, int out_rank,
+             const int8_t *out_dm, int out_elem, const char *kind, int nt, const int64_t *tile, int64_t lanes)
+{
+    LeCtx *c = g->c;
+    LoBuf *o = g->main;
+    lo_printf(o, "%*s", o->indent, "");
+    if (res)
+        lo_printf(o, "%%v%u = ", res);
+    lo_printf(o, "linalg.generic {indexing_maps = [");
+    for (int i = 0; i < g->nins; i++) {
+        print_map(o, g->full_rank, g->ins[i].vrank, g->ins[i].dm);
+        lo_printf(o, ", ");
+    }
+    print_map(o, g->full_rank, out_rank, out_dm);
+    lo_printf(o, "], iterator_types = [");
+    iter_types(o, g->full_rank, red_dim);
+    lo_printf(o, "]}");
+    if (g->nins) {
+        lo_printf(o, " ins(");
+        for (int i = 0; i < g->nins; i++)
+            lo_printf(o, "%s%%v%u", i ? ", " : "", g->ins[i].ssa);
+        lo_printf(o, " : ");
+        for (int i = 0; i < g->nins; i++)
+            lo_printf(o, "%s%s", i ? ", " : "", le_ty(c, &g->ins[i].type));
+        lo_printf(o, ")");
+    }
+    lo_printf(o, " outs(%%v%u : %s)", outs, le_ty(c, outs_type));
+    le_kind_attrs(c, o, kind, nt, tile, lanes);
+    lo_printf(o, " {\n%*s^bb0(", o->indent, "");
+    for (int i = 0; i < g->nins; i++)
+        lo_printf(o, "%%v%u: %s, ", g->ins[i].arg, lt_elem_name(g->ins[i].type.elem));
+    lo_printf(o, "%%v%u: %s):\n", g->out_arg, lt_elem_name(out_elem));
+    if (g->body.p)
+        lo_append(o, g->body.p, g->body.n);
+    if (outs_type->kind == LT_TENSOR)
+        lo_line(o, "} -> %s", le_ty(c, outs_type));
+    else
+        lo_line(o, "}");
+}
+
+/* The tile sizes an element-wise generic wants over an iteration space of the
+ * given shape (LT_DYN: dynamic): outer dims by one, the innermost by the vector
+ * length (untiled when its static extent fits in one vector). */
+int
+le_elementwise_tile(const LeCtx *c, int rank, const int64_t *shape, int elem_bytes, int64_t *tile)
+{
+    int vl = c->opt->vector_bytes / (elem_bytes > 0 ? elem_bytes : 4);
+    if (vl < 1)
+        vl = 1;
+    for (int d = 0; d + 1 < rank; d++)
+        tile[d] = shape[d] == 1 ? 0 : 1;
+    if (rank)
+        tile[rank - 1] = shape[rank - 1] != LT_DYN && shape[rank - 1] <= vl ? 0 : vl;
+    return rank;
+}
+
+static int
+iter_tile(const LeCtx *c, const LoIter *it, int elem_bytes, int64_t *tile)
+{
+    LoType t = le_iter_tensor(it, IR_F32);
+    return le_elementwise_tile(c, it->rank, t.shape, elem_bytes, tile);
+}
+
+static int
+elem_bytes_of(int elem)
+{
+    return elem == LT_INDEX ? 8 : (ir_dtype_bits((IrDtype)elem) + 7) / 8;
+}
+
+/* The widest element a generic reads or writes. */
+static int
+widest(const Gen *g, int out_elem)
+{
+    int w = elem_bytes_of(out_elem);
+    for (int i = 0; i < g->nins; i++)
+        if (elem_bytes_of(g->ins[i].type.elem) > w)
+            w = elem_bytes_of(g->ins[i].type.elem);
+    return w;
+}
+
+unsigned
+le_alloc_tensor(LeCtx *c, const LoType *t)
+{
+    LoBuf *o = c->out;
+    unsigned id = lo_fresh(o);
+    lo_printf(o, "%*s%%v%u = bufferization.alloc_tensor(", o->indent, "", id);
+    (void)t;
+    lo_printf(o, ") : %s\n", le_ty(c, t));
+    return id;
+}
+
+/* A fresh tensor of the iteration region's shape (dynamic sizes from it). */
+static unsigned
+region_tensor(LeCtx *c, const LoIter *it, const LoType *t)
+{
+    LoBuf *o = c->out;
+    unsigned id = lo_fresh(o);
+    lo_printf(o, "%*s%%v%u = bufferization.alloc_tensor(", o->indent, "", id);
+    int n = 0;
+    for (int d = 0; d < it->rank; d++)
+        if (it->size[d])
+            lo_printf(o, "%s%%v%u", n++ ? ", " : "", it->size[d]);
+    lo_printf(o, ") : %s\n", le_ty(c, t));
+    return id;
+}
+
+static unsigned
+generic_into(LeCtx *c, const LoIter *it, IrRef v, unsigned outs, const LoType *outs_type, IrRef dest_val,
+             bool gathering)
+{
+    IrType et = ir_type_elem(c->m, c->f->vals[v].type);
+    bool is_i1 = ir_type_dtype(c->m, et) == IR_I1;
+    int elem = lt_storage_elem(ir_type_dtype(c->m, et));
+    LoType rtype = le_iter_tensor(it, elem);
+    if (!outs) {
+        outs = region_tensor(c, it, &rtype);
+        outs_type = &rtype;
+    }
+    Gen g;
+    gen_init(&g, c, it, it->rank);
+    g.gathering = gathering;
+    unsigned res = lo_fresh(c->out);
+    g.out_arg = lo_fresh(c->out);
+    g.out_val = is_i1 ? IR_NONE : dest_val;
+    to_body(&g);
+    int8_t dm[IR_MAX_RANK];
+    for (int d = 0; d < it->rank; d++)
+        dm[d] = (int8_t)d;
+    unsigned r = eval(&g, v, dm);
+    if (is_i1)
+        r = lo_emit(&g.body, "arith.extui %%v%u : i1 to i8", r);
+    lo_line(&g.body, "linalg.yield %%v%u : %s", r, lt_elem_name(elem));
+    to_main(&g);
+    int64_t tile[IR_MAX_RANK];
+    int nt = iter_tile(c, it, widest(&g, elem), tile);
+    emit_generic(&g, res, -1, outs, outs_type, it->rank, dm, elem, g.gathers ? "gather" : "elementwise", nt, tile, 0);
+    gen_fini(&g);
+    return res;
+}
+
+unsigned
+le_generic(LeCtx *c, const LoIter *it, IrRef v, unsigned outs, const LoType *outs_type, IrRef dest_val)
+{
+    return generic_into(c, it, v, outs, outs_type, dest_val, false);
+}
+
+/* ---- materialisation ----------------------------------------------------------------------- */
+
+/* Scalar SSA of the padding value of load ld (other, or the block pointer padding). */
+static unsigned
+pad_value(LeCtx *c, IrOp *ld, IrType elem)
+{
+    int d = ir_type_dtype(c->m, elem);
+    if (lp_bptr(c->plan, ld->args[0])) {
+        double v = 0;
+        switch (ld->i[0]) {
+        case IR_PAD_NAN: v = NAN; break;
+        case IR_PAD_NEG_INF: v = -INFINITY; break;
+        case IR_PAD_INF: v = INFINITY; break;
+        default: break;
+        }
+        return le_const(c, d, 0, v);
+    }
+    if (ld->nargs < 3)
+        return le_const(c, d, 0, 0.0);
+    IrOp *od = c->f->vals[ld->args[2]].def;
+    if (od && od->opc == IR_CONST)
+        return le_const(c, d, od->i[0], od->f);
+    return le_scalar(c, od->args[0]); /* a splat (LpMem.pad_uniform) */
+}
+
+/* The padded full tile of a lazy view load, read where the consumer is. */
+static unsigned
+padded_tile(LeCtx *c, IrRef v, const LpMem *mem)
+{
+    IrVal *val = &c->f->vals[v];
+    IrOp *ld = val->def;
+    IrType elem = ir_type_elem(c->m, val->type);
+    int r = ir_type_rank(c->m, val->type);
+    const int64_t *shape = ir_type_shape(c->m, val->type);
+    LoIter it;
+    le_iter(c, &mem->reg, r, shape, &it);
+    bool unit[IR_MAX_RANK] = {0};
+    LoType mt;
+    unsigned view = le_view(c, mem->param, elem, r, mem->form.base, mem->form.coef, it.lo, it.size, shape, false,
+                            unit, &mt);
+    LoType tt = le_view_tensor(elem, c->m, r, it.size, shape, unit);
+    unsigned t = lo_emit(c->out, "bufferization.to_tensor %%v%u restrict : %s", view, le_ty(c, &mt));
+    bool padded = false;
+    for (int k = 0; k < r; k++)
+        padded |= it.lo[k] || it.size[k];
+    if (!padded)
+        return t;
+    unsigned pad = pad_value(c, ld, elem);
+    unsigned hi_pad[IR_MAX_RANK];
+    for (int k = 0; k < r; k++) {
+        hi_pad[k] = 0;
+        if (it.size[k]) {
+            unsigned used = it.lo[k] ? lo_emit(c->out, "arith.addi %%v%u, %%v%u : index", it.lo[k], it.size[k])
+                                     : it.size[k];
+            hi_pad[k] = lo_emit(c->out, "arith.subi %%v%u, %%v%u : index", le_const_index(c, shape[k]), used);
+        }
+    }
+    LoBuf *o = c->out;
+    unsigned res = lo_fresh(o);
+    lo_printf(o, "%*s%%v%u = tensor.pad %%v%u low[", o->indent, "", res, t);
+    for (int k = 0; k < r; k++) {
+        if (it.lo[k])
+            lo_printf(o, "%s%%v%u", k ? ", " : "", it.lo[k]);
+        else
+            lo_printf(o, "%s0", k ? ", " : "");
+    }
+    lo_printf(o, "] high[");
+    for (int k = 0; k < r; k++) {
+        if (hi_pad[k])
+            lo_printf(o, "%s%%v%u", k ? ", " : "", hi_pad[k]);
+        else
+            lo_printf(o, "%s0", k ? ", " : "");
+    }
+    lo_printf(o, "] {\n%*s^bb0(", o->indent, "");
+    for (int k = 0; k < r; k++)
+        lo_printf(o, "%s%%v%u: index", k ? ", " : "", lo_fresh(o));
+    lo_printf(o, "):\n");
+    LoType full = lt_of_tile(c->m, val->type);
+    lo_line(o, "  tensor.yield %%v%u : %s", pad, le_elem(c, elem));
+    lo_line(o, "} : %s to %s", le_ty(c, &tt), le_ty(c, &full));
+    return res;
+}
+
+/* A full-tile tensor of v computed by a generic (element by element for gathers). */
+static unsigned
+tile_generic(LeCtx *c, IrRef v, bool gathering)
+{
+    IrVal *val = &c->f->vals[v];
+    LoIter it;
+    le_iter(c, NULL, ir_type_rank(c->m, val->type), ir_type_shape(c->m, val->type), &it);
+    return generic_into(c, &it, v, 0, NULL, IR_NONE, gathering);
+}
+
+unsigned
+le_materialize(LeCtx *c, IrRef v)
+{
+    LeVal *lv = &c->vals[v];
+    if (lv->ssa && le_scope_visible(c, lv->scope))
+        return lv->ssa;
+    const LpVal *pv = lp_val(c->plan, v);
+    IrVal *val = &c->f->vals[v];
+    unsigned r;
+    if (pv->kind == LP_LOAD) {
+        const LpMem *mem = lp_mem(c->plan, val->def);
+        if (pv->mat != LM_LAZY)
+            return le_load_snapshot(c, v);
+        if (mem->access == LA_VIEW && mem->pad_uniform)
+            r = padded_tile(c, v, mem);
+        else
+            r = tile_generic(c, v, true);
+    } else if (pv->kind == LP_TILE) {
+        r = tile_generic(c, v, false);
+    } else {
+        le_error(c, val->def ? val->def->loc : (IrLoc){0}, "internal: value %u (%s) was not materialised", v,
+                 lp_kind_name(pv->kind));
+        return le_const(c, IR_I32, 0, 0);
+    }
+    lv = &c->vals[v];
+    lv->ssa = r;
+    lv->scope = c->scope;
+    lv->as_i8 = ir_type_dtype(c->m, val->type) == IR_I1;
+    return r;
+}
+
+/* ---- snapshots: loads copied where they stand ------------------------------------------------ */
+
+/* A memref-level element-wise generic: fill 'dst' with scalar 'x' (src 0), or
+ * copy src into dst (both memrefs of the same shape). */
+static void
+memref_generic(LeCtx *c, unsigned src, const LoType *st, unsigned dst, const LoType *dt, unsigned x)
+{
+    LoBuf *o = c->out;
+    int r = dt->rank;
+    int8_t dm[IR_MAX_RANK];
+    for (int k = 0; k < r; k++)
+        dm[k] = (int8_t)k;
+    lo_printf(o, "%*slinalg.generic {indexing_maps = [", o->indent, "");
+    if (src) {
+        print_map(o, r, r, dm);
+        lo_printf(o, ", ");
+    }
+    print_map(o, r, r, dm);
+    lo_printf(o, "], iterator_types = [");
+    iter_types(o, r, -1);
+    lo_printf(o, "]}");
+    if (src)
+        lo_printf(o, " ins(%%v%u : %s)", src, le_ty(c, st));
+    lo_printf(o, " outs(%%v%u : %s)", dst, le_ty(c, dt));
+    int64_t tile[IR_MAX_RANK];
+    int nt = le_elementwise_tile(c, r, dt->shape, elem_bytes_of(dt->elem), tile);
+    le_kind_attrs(c, o, src ? "copy" : "fill", nt, tile, 0);
+    unsigned a = lo_fresh(o), b = lo_fresh(o);
+    const char *e = lt_elem_name(dt->elem);
+    if (src)
+        lo_printf(o, " {\n%*s^bb0(%%v%u: %s, %%v%u: %s):\n", o->indent, "", a, e, b, e);
+    else
+        lo_printf(o, " {\n%*s^bb0(%%v%u: %s):\n", o->indent, "", b, e);
+    lo_line(o, "  linalg.yield %%v%u : %s", src ? a : x, e);
+    lo_line(o, "}");
+}
+
+/* memref.subview of the buffer 'buf' (static tile type bt) at offsets lo/sizes sz
+ * (SSA index or 0: 0 / the full extent); writes the subview type. */
+static unsigned
+buffer_subview(LeCtx *c, unsigned buf, const LoType *bt, const unsigned *lo, const unsigned *sz, LoType *vt)
+{
+    int r = bt->rank;
+    *vt = *bt;
+    vt->strided = 1;
+    int64_t stride = 1;
+    bool dyn_off = false;
+    for (int k = r - 1; k >= 0; k--) {
+        vt->stride[k] = stride;
+        stride *= bt->shape[k];
+        if (sz[k])
+            vt->shape[k] = LT_DYN;
+        dyn_off |= lo[k] != 0;
+    }
+    vt->offset = dyn_off ? LT_DYN : 0;
+    LoBuf *o = c->out;
+    unsigned id = lo_fresh(o);
+    lo_printf(o, "%*s%%v%u = memref.subview %%v%u[", o->indent, "", id, buf);
+    for (int k = 0; k < r; k++) {
+        if (lo[k])
+            lo_printf(o, "%s%%v%u", k ? ", " : "", lo[k]);
+        else
+            lo_printf(o, "%s0", k ? ", " : "");
+    }
+    lo_printf(o, "] [");
+    for (int k = 0; k < r; k++) {
+        if (sz[k])
+            lo_printf(o, "%s%%v%u", k ? ", " : "", sz[k]);
+        else
+            lo_printf(o, "%s%lld", k ? ", " : "", (long long)bt->shape[k]);
+    }
+    lo_printf(o, "] [");
+    for (int k = 0; k < r; k++)
+        lo_printf(o, "%s1", k ? ", " : "");
+    lo_printf(o, "] : %s to %s\n", le_ty(c, bt), le_ty(c, vt));
+    return id;
+}
+
+/* Copies rows [r, r + n) of wrapped dim w of the view into the buffer, for every
+ * chunk of contiguous indices of (wbase + i) mod M (usually one or two). */
+static void
+copy_wrapped(LeCtx *c, const LpMem *mem, IrType elem, int rank, unsigned buf, const LoType *bt, const LoIter *it,
+             int w)
+{
+    LoBuf *o = c->out;
+    const AForm *f = &mem->form;
+    unsigned B = le_const_index(c, it->shape[w]);
+    unsigned wlo = it->lo[w] ? it->lo[w] : le_const_index(c, 0);
+    unsigned whi = it->size[w] ? lo_emit(o, "arith.addi %%v%u, %%v%u : index", wlo, it->size[w]) : B;
+    unsigned M = lo_emit(o, "arith.maxsi %%v%u, %%v%u : index", le_index(c, f->wrap[w]), le_const_index(c, 1));
+    unsigned wb = le_index(c, f->wbase[w]);
+    unsigned rr = lo_fresh(o), r0 = lo_fresh(o), r1 = lo_fresh(o);
+    lo_line(o, "%%v%u = scf.while (%%v%u = %%v%u) : (index) -> index {", rr, r0, wlo);
+    o->indent += 2;
+    unsigned more = lo_emit(o, "arith.cmpi slt, %%v%u, %%v%u : index", r0, whi);
+    lo_line(o, "scf.condition(%%v%u) %%v%u : index", more, r0);
+    o->indent -= 2;
+    lo_line(o, "} do {");
+    lo_line(o, "^bb0(%%v%u: index):", r1);
+    o->indent += 2;
+    int saved = c->scope;
+    le_scope_push(c);
+    unsigned s = lo_emit(o, "arith.addi %%v%u, %%v%u : index", wb, r1);
+    unsigned start = lo_emit(o, "arith.remsi %%v%u, %%v%u : index", s, M);
+    unsigned room = lo_emit(o, "arith.subi %%v%u, %%v%u : index", M, start);
+    unsigned left = lo_emit(o, "arith.subi %%v%u, %%v%u : index", whi, r1);
+    unsigned n = lo_emit(o, "arith.minsi %%v%u, %%v%u : index", room, left);
+    /* the view: dim w starts at 'start' (its coefficient applies), size n */
+    unsigned vstart[IR_MAX_RANK], vsize[IR_MAX_RANK], blo[IR_MAX_RANK];
+    int64_t ssize[IR_MAX_RANK];
+    for (int k = 0; k < rank; k++) {
+        vstart[k] = k == w ? start : it->lo[k];
+        vsize[k] = k == w ? n : it->size[k];
+        blo[k] = k == w ? r1 : it->lo[k];
+        ssize[k] = it->shape[k];
+    }
+    bool unit[IR_MAX_RANK] = {0};
+    LoType vt, sv;
+    unsigned view = le_view(c, mem->param, elem, rank, f->base, f->coef, vstart, vsize, ssize, false, unit, &vt);
+    unsigned sub = buffer_subview(c, buf, bt, blo, vsize, &sv);
+    memref_generic(c, view, &vt, sub, &sv, 0);
+    unsigned next = lo_emit(o, "arith.addi %%v%u, %%v%u : index", r1, n);
+    lo_line(o, "scf.yield %%v%u : index", next);
+    le_scope_pop(c, saved);
+    o->indent -= 2;
+    lo_line(o, "}");
+}
+
+unsigned
+le_load_snapshot(LeCtx *c, IrRef v)
+{
+    LeVal *lv = &c->vals[v];
+    if (lv->ssa && le_scope_visible(c, lv->scope))
+        return lv->ssa;
+    IrVal *val = &c->f->vals[v];
+    IrOp *ld = val->def;
+    const LpMem *mem = lp_mem(c->plan, ld);
+    unsigned r;
+    if (mem->access == LA_GATHER || (mem->access == LA_VIEW && !mem->pad_uniform)) {
+        r = tile_generic(c, v, true);
+    } else {
+        IrType elem = ir_type_elem(c->m, val->type);
+        int rank = ir_type_rank(c->m, val->type);
+        const int64_t *shape = ir_type_shape(c->m, val->type);
+        LoType bt = lt_tensor(ir_type_dtype(c->m, elem), rank, shape);
+        bt.kind = LT_MEMREF;
+        unsigned buf = lo_emit(c->out, "memref.alloc() : %s", le_ty(c, &bt));
+        LoIter it;
+        le_iter(c, &mem->reg, rank, shape, &it);
+        bool partial = false;
+        for (int k = 0; k < rank; k++)
+            partial |= it.lo[k] || it.size[k];
+        if (partial)
+            memref_generic(c, 0, NULL, buf, &bt, pad_value(c, ld, elem));
+        int w = -1;
+        for (int k = 0; k < rank; k++)
+            if (mem->form.wrap[k])
+                w = k;
+        if (w >= 0) {
+            copy_wrapped(c, mem, elem, rank, buf, &bt, &it, w);
+        } else {
+            bool unit[IR_MAX_RANK] = {0};
+            LoType vt, sv;
+            unsigned view = le_view(c, mem->param, elem, rank, mem->form.base, mem->form.coef, it.lo, it.size, shape,
+                                    false, unit, &vt);
+            unsigned dst = partial ? buffer_subview(c, buf, &bt, it.lo, it.size, &sv) : buf;
+            memref_generic(c, view, &vt, dst, partial ? &sv : &bt, 0);
+        }
+        r = lo_emit(c->out, "bufferization.to_tensor %%v%u restrict : %s", buf, le_ty(c, &bt));
+    }
+    lv = &c->vals[v];
+    lv->ssa = r;
+    lv->scope = c->scope;
+    lv->as_i8 = 0;
+    return r;
+}
+
+/* ---- reductions --------------------------------------------------------------------------------- */
+
+unsigned
+le_generic_reduce(LeCtx *c, IrRef v, int axis, IrBlock *region, unsigned init, const LoType *init_type,
+                  bool simple_combiner)
+{
+    IrType vt = c->f->vals[v].type;
+    int r = ir_type_rank(c->m, vt);
+    int elem = ir_type_dtype(c->m, ir_type_elem(c->m, vt));
+    LoIter it;
+    le_iter(c, NULL, r, ir_type_shape(c->m, vt), &it);
+    Gen g;
+    gen_init(&g, c, &it, r);
+    g.out_arg = lo_fresh(c->out);
+    to_body(&g);
+    int8_t dm[IR_MAX_RANK];
+    for (int d = 0; d < r; d++)
+        dm[d] = (int8_t)d;
+    unsigned x = eval(&g, v, dm);
+    /* combine(acc, x): region args (a, b) with a = the accumulator */
+    unsigned *map = calloc(c->f->nvals, sizeof(unsigned));
+    if (!map)
+        ir_die("out of memory");
+    map[region->args[0]] = g.out_arg;
+    map[region->args[1]] = x;
+    unsigned result = 0;
+    for (IrOp *op = region->first; op; op = op->next) {
+        if (op->opc == IR_REDUCE_RETURN) {
+            result = map[op->args[0]];
+            break;
+        }
+        unsigned a[3];
+        for (uint32_t i = 0; i < op->nargs && i < 3; i++)
+            a[i] = map[op->args[i]];
+        map[op->res[0]] = le_scalar_op(c, op, a);
+    }
+    free(map);
+    lo_line(&g.body, "linalg.yield %%v%u : %s", result, lt_elem_name(elem));
+    to_main(&g);
+    unsigned res = lo_fresh(c->out);
+    int8_t odm[IR_MAX_RANK];
+    for (int d = 0, k = 0; d < r; d++)
+        if (d != axis)
+            odm[k++] = (int8_t)d;
+    /* outer dims one by one, the reduced dim whole, with a vector accumulator of
+     * up to 4 vectors when the extent allows */
+    int64_t tile[IR_MAX_RANK], lanes = 0;
+    if (axis == r - 1) {
+        for (int d = 0; d < r; d++)
+            tile[d] = d == axis || it.shape[d] == 1 ? 0 : 1;
+    } else { /* the innermost dim is parallel: vectorised along it, reduced one row per step */
+        le_elementwise_tile(c, r, it.shape, widest(&g, elem), tile);
+    }
+    int vl = c->opt->vector_bytes / widest(&g, elem);
+    int64_t e = it.shape[axis];
+    if (vl < 1)
+        vl = 1;
+    if (simple_combiner && axis == r - 1 && e > vl && e % vl == 0) { /* tile_reduction_using_for */
+        int64_t cands[] = {4 * (int64_t)vl, 2 * (int64_t)vl, vl};
+        for (int i = 0; i < 3 && !lanes; i++)
+            if (e % cands[i] == 0)
+                lanes = cands[i];
+        if (lanes == e)
+            lanes = 0; /* one chunk: vectorise the row as it is */
+    }
+    const char *kind = axis == r - 1 ? simple_combiner ? "row_reduction" : "reduction" : "column_reduction";
+    emit_generic(&g, res, axis, init, init_type, r - 1, odm, elem, kind, r, tile, lanes);
+    gen_fini(&g);
+    return res;
+}
+
+/* ---- element offsets of gathered pointers (scatter stores, tile atomics) --------------------- */
+
+unsigned
+le_offsets_tensor(LeCtx *c, IrRef ptr, const PtrForm *pf)
+{
+    IrType pt = c->f->vals[ptr].type;
+    int r = ir_type_rank(c->m, pt);
+    LoIter it;
+    le_iter(c, NULL, r, ir_type_shape(c->m, pt), &it);
+    LoType ty = lt_tensor(LT_INDEX, r, it.shape);
+    unsigned outs = le_alloc_tensor(c, &ty);
+    Gen g;
+    gen_init(&g, c, &it, r);
+    to_body(&g);
+    int8_t dm[IR_MAX_RANK];
+    for (int d = 0; d < r; d++)
+        dm[d] = (int8_t)d;
+    unsigned x = gather_index(&g, pf, dm);
+    lo_line(&g.body, "linalg.yield %%v%u : index", x);
+    to_main(&g);
+    unsigned res = lo_fresh(c->out);
+    g.out_arg = lo_fresh(c->out);
+    int64_t tile[IR_MAX_RANK];
+    int nt = iter_tile(c, &it, 8, tile);
+    emit_generic(&g, res, -1, outs, &ty, r, dm, LT_INDEX, "elementwise", nt, tile, 0);
+    gen_fini(&g);
+    return res;
+}
