@@ -325,86 +325,6 @@ name_is(MlirOperation op, const char *name)
     return n.length == strlen(name) && memcmp(n.data, name, n.length) == 0;
 }
 
-static int
-is_pure_index_op(MlirOperation op)
-{
-    MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
-    return (n.length > 6 && memcmp(n.data, "arith.", 6) == 0) ||
-           name_is(op, "memref.reinterpret_cast");
-}
-
-static int
-pos_in_block(MlirBlock b, MlirOperation op)
-{
-    int i = 0;
-    for (MlirOperation o = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(o);
-         o = mlirOperationGetNextInBlock(o), i++)
-        if (mlirOperationEqual(o, op))
-            return i;
-    return -1;
-}
-
-/* Moves the pure op 'op' (and, first, the pure ops of its block it depends on)
- * up to just after its last operand definition. */
-static void
-hoist_op(MlirBlock b, MlirOperation op, int depth)
-{
-    intptr_t n = mlirOperationGetNumOperands(op);
-    for (int pass = 0; pass < 2; pass++) {
-        MlirOperation last = {NULL};
-        int lastpos = -1;
-        for (intptr_t i = 0; i < n; i++) {
-            MlirValue v = mlirOperationGetOperand(op, i);
-            if (!mlirValueIsAOpResult(v))
-                continue;
-            MlirOperation def = mlirOpResultGetOwner(v);
-            if (!mlirBlockEqual(mlirOperationGetBlock(def), b))
-                continue;
-            if (pass == 0) {
-                if (depth < 64 && is_pure_index_op(def))
-                    hoist_op(b, def, depth + 1);
-                continue;
-            }
-            int p = pos_in_block(b, def);
-            if (p > lastpos)
-                lastpos = p, last = def;
-        }
-        if (pass == 0)
-            continue;
-        if (!mlirOperationIsNull(last)) {
-            mlirOperationMoveAfter(op, last);
-        } else {
-            MlirOperation first = mlirBlockGetFirstOperation(b);
-            if (!mlirOperationEqual(first, op))
-                mlirOperationMoveBefore(op, first);
-        }
-    }
-}
-
-/* Hoists the memref views of each function's entry block (and the index
- * arithmetic they need) to the earliest point, so that a store destination
- * dominates the tensor.empty it replaces (eliminate_empty_tensors). */
-static void
-hoist_views(MlirModule mod)
-{
-    for (MlirOperation fn = mlirBlockGetFirstOperation(mlirModuleGetBody(mod));
-         !mlirOperationIsNull(fn); fn = mlirOperationGetNextInBlock(fn)) {
-        if (!name_is(fn, "func.func") || mlirRegionIsNull(mlirOperationGetRegion(fn, 0)))
-            continue;
-        MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0));
-        if (mlirBlockIsNull(b))
-            continue;
-        OpVec views = {0};
-        for (MlirOperation o = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(o);
-             o = mlirOperationGetNextInBlock(o))
-            if (name_is(o, "memref.reinterpret_cast"))
-                opvec_push(&views, o);
-        for (size_t i = 0; i < views.n; i++)
-            hoist_op(b, views.v[i], 0);
-        free(views.v);
-    }
-}
-
 /* Runs the transform script 'script' (module text holding @__transform_main)
  * on mod. */
 static int
@@ -612,7 +532,6 @@ cg_mlir_compile(const char *text, size_t len, const CgOptions *o, LLVMContextRef
     if (run_passes(ctx, mod, prepare_passes + skip,
                    sizeof prepare_passes / sizeof *prepare_passes - skip, &d))
         goto out;
-    hoist_views(mod);
     double t_script = cg_now_ms();
     char *script = cg_script_build(mlirModuleGetOperation(mod), err);
     if (!script)

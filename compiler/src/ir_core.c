@@ -107,13 +107,11 @@ const char *ir_str(const IrModule *m, uint32_t id) { return id < m->nstrs ? m->s
 /* ---- diagnostics ------------------------------------------------------------------------ */
 
 void
-ir_diag(IrModule *m, IrLoc loc, int severity, const char *fmt, ...)
+ir_vdiag(IrModule *m, IrLoc loc, int severity, const char *fmt, va_list ap)
 {
-    va_list ap, ap2;
-    va_start(ap, fmt);
+    va_list ap2;
     va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
     IrDiag *d = ir_new(&m->arena, IrDiag);
     d->loc = loc;
     d->severity = severity;
@@ -127,6 +125,15 @@ ir_diag(IrModule *m, IrLoc loc, int severity, const char *fmt, ...)
     m->lastdiag = d;
     if (severity == 0)
         m->nerrors++;
+}
+
+void
+ir_diag(IrModule *m, IrLoc loc, int severity, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ir_vdiag(m, loc, severity, fmt, ap);
+    va_end(ap);
 }
 
 int ir_module_num_errors(const IrModule *m) { return (int)m->nerrors; }

@@ -183,6 +183,7 @@ uint32_t ir_str_intern(IrModule *m, const char *s);
 const char *ir_str(const IrModule *m, uint32_t id);
 void ir_diag(IrModule *m, IrLoc loc, int severity, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+void ir_vdiag(IrModule *m, IrLoc loc, int severity, const char *fmt, va_list ap);
 extern const char *const ir_opc_name[IR_OPC_COUNT];
 extern const int8_t ir_opc_nargs[IR_OPC_COUNT];
 extern const int8_t ir_opc_nres[IR_OPC_COUNT];

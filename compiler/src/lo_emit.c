@@ -136,6 +136,14 @@ print_types(LoBuf *o, const Carry *k)
         lo_printf(o, "%s%s", i ? ", " : "", k->type[i]);
 }
 
+/* "%a0 = %i0, %a1 = %i1, ..." of region arguments and their initial values */
+static void
+print_inits(LoBuf *o, const unsigned *args, const Carry *k)
+{
+    for (int i = 0; i < k->n; i++)
+        lo_printf(o, "%s%%v%u = %%v%u", i ? ", " : "", args[i], k->ssa[i]);
+}
+
 static unsigned *
 fresh_names(LeCtx *c, int n)
 {
@@ -203,8 +211,7 @@ emit_region_op(LeCtx *c, IrOp *op)
         lo_printf(o, "scf.for %%v%u = %%v%u to %%v%u step %%v%u", iv, lb, ub, st);
         if (n) {
             lo_printf(o, " iter_args(");
-            for (int i = 0; i < n; i++)
-                lo_printf(o, "%s%%v%u = %%v%u", i ? ", " : "", args[i], k.ssa[i]);
+            print_inits(o, args, &k);
             lo_printf(o, ") -> (");
             print_types(o, &k);
             lo_printf(o, ")");
@@ -212,8 +219,7 @@ emit_region_op(LeCtx *c, IrOp *op)
         lo_printf(o, " : %s {\n", le_elem(c, c->f->vals[op->args[0]].type));
     } else if (is_while) {
         lo_printf(o, "scf.while (");
-        for (int i = 0; i < n; i++)
-            lo_printf(o, "%s%%v%u = %%v%u", i ? ", " : "", args[i], k.ssa[i]);
+        print_inits(o, args, &k);
         lo_printf(o, ") : (");
         print_types(o, &k);
         lo_printf(o, ") -> (");
@@ -310,8 +316,12 @@ emit_record(LeCtx *c, IrOp *op)
         return 0;
     uint32_t n;
     const IrRef *vals = lp_barrier(c->plan, op, &n);
-    for (uint32_t i = 0; i < n; i++)
-        le_materialize(c, vals[i]);
+    for (uint32_t i = 0; i < n; i++) { /* a load is read here, not where its consumers are */
+        if (lp_val(c->plan, vals[i])->kind == LP_LOAD)
+            le_load_snapshot(c, vals[i]);
+        else
+            le_materialize(c, vals[i]);
+    }
     unsigned fp = lo_emit(c->out, "llvm.load %%v%u : !llvm.ptr -> !llvm.ptr", c->pctx_ssa);
     unsigned idv = le_const(c, IR_I32, lp_scope_id(c->plan, op), 0), fl = le_const(c, IR_I32, op->i[0] ? 1 : 0, 0);
     lo_line(c->out, "llvm.call %%v%u(%%v%u, %%v%u, %%v%u) : !llvm.ptr, (!llvm.ptr, i32, i32) -> ()", fp, c->pctx_ssa,

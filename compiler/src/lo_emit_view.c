@@ -37,18 +37,6 @@ le_scope_visible(const LeCtx *c, int s)
     return false;
 }
 
-int
-le_error(LeCtx *c, IrLoc loc, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    ir_diag(c->m, loc, 0, "%s", msg);
-    c->err = 1;
-    return -1;
-}
 
 /* ---- types ----------------------------------------------------------------------------- */
 

@@ -300,7 +300,10 @@ void lp_cost_add_mem(LoPlan *p, const IrOp *op, bool is_store, int loop);
 void lp_cost_add_flops(LoPlan *p, const IrOp *op, int loop);
 void lp_cost_add_dot(LoPlan *p, const IrOp *op, int loop);
 void lp_cost_init(LoPlan *p);
-int lp_error(LoPlan *p, IrLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* An error diagnostic on module m, and *err set; returns -1. lp_error (plan) and
+ * le_error (emitter) are this with their context's module and flag. */
+int lo_error(IrModule *m, int *err, IrLoc loc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+#define lp_error(p, ...) lo_error((p)->m, &(p)->err, __VA_ARGS__)
 
 /* ==== emit ===================================================================== */
 
@@ -397,7 +400,7 @@ typedef struct LeCtx {
 int le_scope_push(LeCtx *c);
 void le_scope_pop(LeCtx *c, int saved);
 bool le_scope_visible(const LeCtx *c, int s);
-int le_error(LeCtx *c, IrLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define le_error(c, ...) lo_error((c)->m, &(c)->err, __VA_ARGS__)
 const char *le_ty(LeCtx *c, const LoType *t);          /* spelling, owned by the context */
 const char *le_tile_ty(LeCtx *c, IrType t);            /* materialised tensor of an IR tile */
 const char *le_elem(LeCtx *c, IrType t);               /* MLIR element of an IR type */

@@ -36,15 +36,13 @@ const char *lp_kind_name(int k) { return k >= 0 && k < LP_KIND_COUNT ? kind_name
 const char *lp_mat_name(int m) { return m >= 0 && m < LM_COUNT ? mat_names[m] : "?"; }
 
 int
-lp_error(LoPlan *p, IrLoc loc, const char *fmt, ...)
+lo_error(IrModule *m, int *err, IrLoc loc, const char *fmt, ...)
 {
-    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    ir_vdiag(m, loc, 0, fmt, ap);
     va_end(ap);
-    ir_diag(p->m, loc, 0, "%s", msg);
-    p->err = 1;
+    *err = 1;
     return -1;
 }
 

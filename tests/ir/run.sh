@@ -107,7 +107,7 @@ for f in "${files[@]}"; do
   fi
   if [ $ok = 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done
-echo "tests/ir: $pass passed, $fail failed, $skip skipped"
+echo "${TRITIUM_TEST_LABEL:-tests/ir}: $pass passed, $fail failed, $skip skipped"
 # every stage of the sample kernels in tests/ir/stages/ is checked by the C unit test
 # tests/unit/test_opt_stages.c
 [ $fail -eq 0 ]
