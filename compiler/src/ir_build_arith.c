@@ -445,10 +445,8 @@ ir_b_binop(IrBuilder *b, IrBinop op, IrOperand xo, IrOperand yo)
     case IR_B_MOD:
         if (type_check(b, xo, yo, false, false, true, true, &p) < 0)
             return IR_NONE;
-        if (isf(p.dt)) { /* x - floor(x / y) * y */
-            IrRef fl = floor_div_float(b, p.x, p.y);
-            return bin(b, IR_SUBF, p.x, bin(b, IR_MULF, fl, p.y));
-        }
+        if (isf(p.dt)) /* C fmod, the sign of the dividend (upstream's frem) */
+            return bin(b, IR_REMF, p.x, p.y);
         return bin(b, issigned(p.dt) || p.dt == IR_I1 ? IR_REMSI : IR_REMUI, p.x, p.y);
     case IR_B_AND:
     case IR_B_OR:

@@ -10,13 +10,15 @@ time.
 Reference semantics (upstream triton/language/semantic.py, plus spine-triton's rule
 that fp16 `/` and `%` stay fp16):
 * `//` and `%` on integers truncate like C (torch.div(rounding_mode="trunc"),
-  torch.fmod); `%` on floats is floor-mod, x - floor(x / y) * y; `//` on floats floors.
+  torch.fmod); `%` on floats is C fmod too (sign of the dividend, upstream's arith.remf);
+  `//` on floats floors.
 * int / int is fp32; bf16 `/` and `%` compute in fp32.
 * a Python scalar of the same or a lower kind than the tensor does not take part in
   promotion (int16 tensor + 3 stays int16); a kernel scalar argument does (it is a
   0-d tensor: int16 tensor + i32 argument is int32).
 """
 import functools
+import math
 
 import numpy as np
 import pytest
@@ -228,7 +230,7 @@ def _float_ref(op, x, y, dt):
     r = {
         "add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b,
         "floordiv": lambda: torch.floor(a / b),
-        "mod": lambda: a - torch.floor(a / b) * b,  # floor-mod: sign of the divisor
+        "mod": lambda: torch.fmod(a, b),  # C fmod: sign of the dividend
         "maximum": lambda: torch.maximum(a, b), "minimum": lambda: torch.minimum(a, b),
         "neg": lambda: -a, "abs": lambda: a.abs(),
     }[op]()
@@ -251,7 +253,7 @@ def test_float_truediv(dt):
 
 
 def test_division_semantics_explicit():
-    """The textbook cases: C-style truncation for ints, floor-mod for floats."""
+    """The textbook cases: C-style truncation for ints, C fmod for float %, floor for float //."""
     xs, ys = [-7, 7, -7, 7, 6, -6, 0, 1], [2, -2, -2, 2, 3, 3, 5, 1]
     x = torch.tensor(xs * (BLOCK // 8), dtype=torch.int32)
     y = torch.tensor(ys * (BLOCK // 8), dtype=torch.int32)
@@ -266,7 +268,62 @@ def test_division_semantics_explicit():
     _binop_kernel[(1,)](xf, yf, samef, cmp, divf, n, KIND="float", BLOCK=BLOCK)
     samef = samef.view(9, n)
     assert samef[3].tolist() == [-4.0, -4.0, 3.0, 3.0, 2.0, -2.0, 0.0, 1.0]  # float // floors
-    assert samef[4].tolist() == [1.0, -1.0, -1.0, 1.0, 0.0, 0.0, 0.0, 0.0]   # float % is floor-mod
+    assert samef[4].tolist() == [-1.0, 1.0, -1.0, 1.0, 0.0, 0.0, 0.0, 0.0]  # float % is C fmod
+
+
+# Dividends and divisors of every sign, exact and inexact quotients, signed zeros,
+# infinities, NaN and a zero divisor: C fmod takes the sign of the dividend.
+FMOD_X = [-1.5, 1.5, -1.5, 1.5, -7.0, 7.0, 5.25, -5.25, 0.0, -0.0, -2.0, 1e4, -1e4, 3.0, float("inf"),
+          float("nan"), 2.0, -2.5, 0.1, -0.1, 12345.5, -0.75, 6.0, -6.0]
+FMOD_Y = [1.0, 1.0, -1.0, -1.0, 3.0, -3.0, 2.0, 2.0, 1.0, 1.0, 1.0, 3.0, 3.0, float("inf"), 2.0,
+          1.0, 0.0, float("-inf"), 0.03, 0.03, -7.25, 0.5, 4.0, -4.0]
+
+
+@triton.jit
+def _fmod_kernel(x_ptr, y_ptr, o_ptr, s_ptr, a, b, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    tl.store(o_ptr + offs, x % y)                          # tensor % tensor
+    tl.store(o_ptr + BLOCK + offs, x % tl.load(y_ptr))     # tensor % scalar
+    tl.store(s_ptr, tl.load(x_ptr) % tl.load(y_ptr))       # scalar % scalar, in the tensor's dtype
+    tl.store(s_ptr + 1, a % b)                             # fp32 scalar arguments
+
+
+@pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=_name)
+def test_float_mod_is_c_fmod(dt):
+    """Triton's float `%` is C fmod (upstream emits arith.remf): -1.5 % 1.0 is -0.5, not the
+    floor-mod 0.5, for tensors and scalars of every float dtype."""
+    n = len(FMOD_X)
+    x = torch.tensor(FMOD_X + [1.0] * (32 - n)).to(dt)
+    y = torch.tensor(FMOD_Y + [1.0] * (32 - n)).to(dt)
+    rd = torch.float32 if dt == torch.bfloat16 else dt  # bf16 % computes in fp32
+    o = torch.zeros(64, dtype=rd)
+    s = torch.zeros(2, dtype=rd)
+    _fmod_kernel[(1,)](x, y, o, s, -1.5, 1.0, BLOCK=32)
+    X, Y = x.to(rd), y.to(rd)
+    want = torch.cat([torch.fmod(X, Y), torch.fmod(X, Y[0])])
+    nan = torch.isnan(want)
+    assert torch.equal(torch.isnan(o), nan)
+    assert bits_equal(o[~nan], want[~nan]), (o.view(2, 32)[:, :n], want.view(2, 32)[:, :n])  # signed zeros too
+    assert o[0].item() == -0.5 and s.tolist() == [-0.5, -0.5]
+    assert math.copysign(1.0, o[9].item()) == -1.0  # -0.0 % 1.0 keeps the sign of the dividend
+
+
+@triton.jit
+def _libdevice_fmod_kernel(x_ptr, y_ptr, o_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(o_ptr + offs, libdevice.fmod(tl.load(x_ptr + offs), tl.load(y_ptr + offs)))
+
+
+@pytest.mark.parametrize("dt", [torch.float32, torch.float64], ids=_name)
+def test_libdevice_fmod_is_exact(dt):
+    """libdevice.fmod is `%` (exact C fmod), also where x / y is huge or inexact."""
+    x = torch.tensor([1e20, -1.5, 7.0, 1e10, 0.3, -5.0, 100.0, 3.0], dtype=dt)
+    y = torch.tensor([3.0, 1.0, 0.1, 0.7, 0.1, 3.0, 7.0, 0.0], dtype=dt)
+    o = torch.zeros(8, dtype=dt)
+    _libdevice_fmod_kernel[(1,)](x, y, o, BLOCK=8)
+    torch.testing.assert_close(o, torch.fmod(x, y), rtol=0, atol=0, equal_nan=True)
 
 
 # ---- type promotion with scalars and mixed dtypes -------------------------------------------
@@ -368,7 +425,7 @@ def _mixed_ref(op, x, y, E):
         Y = y.to(E) if isinstance(y, torch.Tensor) else y
         fns = {"add": lambda: X + Y, "radd": lambda: Y + X, "sub": lambda: X - Y, "rsub": lambda: Y - X,
                "mul": lambda: X * Y, "div": lambda: X / Y, "rdiv": lambda: Y / X,
-               "floordiv": lambda: torch.floor(X / Y), "mod": lambda: X - torch.floor(X / Y) * Y}
+               "floordiv": lambda: torch.floor(X / Y), "mod": lambda: torch.fmod(X, Y)}
         r = fns[op]()
         return r if isinstance(r, torch.Tensor) else torch.full_like(X, r)
     X = x.to(E).to(torch.int64)

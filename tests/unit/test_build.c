@@ -119,6 +119,9 @@ test_division(void **state)
     assert_int_equal(opc_of(f, q), IR_DIVF);
     assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_FLOORDIV, V(a), I(3))), IR_DIVSI);
     assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_MOD, V(a), I(3))), IR_REMSI);
+    /* float % is C fmod (upstream's frem), not floor-mod */
+    assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_MOD, V(h), V(h))), IR_REMF);
+    assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_MOD, V(bb), F(1.0))), IR_REMF);
     /* spine-triton: fp16 / and % stay fp16; bf16 / bf16 goes to fp32 */
     assert_int_equal(dtype_of(f, ir_b_binop(f->b, IR_B_TRUEDIV, V(h), V(h))), IR_F16);
     assert_int_equal(dtype_of(f, ir_b_binop(f->b, IR_B_TRUEDIV, V(h), F(3.0))), IR_F16);
