@@ -326,6 +326,88 @@ def test_libdevice_fmod_is_exact(dt):
     torch.testing.assert_close(o, torch.fmod(x, y), rtol=0, atol=0, equal_nan=True)
 
 
+# ---- shifts with operands of different signedness and width ---------------------------------
+
+SIGNED_INTS = [torch.int8, torch.int16, torch.int32, torch.int64]
+UNSIGNED_INTS = [torch.uint8, torch.uint16, torch.uint32, torch.uint64]
+
+
+def _int_promote(a, b):
+    """upstream integer_promote_impl: the wider type; an unsigned type of >= width wins."""
+    ra, rb = a.itemsize, b.itemsize
+    if a.is_signed == b.is_signed:
+        return a if ra > rb else b
+    if not a.is_signed:
+        return a if ra >= rb else b
+    return b if rb >= ra else a
+
+
+@triton.jit
+def _shr_kernel(x_ptr, y0, y1, y2, y3, o0, o1, o2, o3, olit, E0: tl.constexpr, E1: tl.constexpr,
+                E2: tl.constexpr, E3: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    r0 = x >> tl.load(y0 + offs)
+    r1 = x >> tl.load(y1 + offs)
+    r2 = x >> tl.load(y2 + offs)
+    r3 = x >> tl.load(y3 + offs)
+    tl.static_assert(r0.dtype == E0, "unexpected result dtype")
+    tl.static_assert(r1.dtype == E1, "unexpected result dtype")
+    tl.static_assert(r2.dtype == E2, "unexpected result dtype")
+    tl.static_assert(r3.dtype == E3, "unexpected result dtype")
+    tl.store(o0 + offs, r0)
+    tl.store(o1 + offs, r1)
+    tl.store(o2 + offs, r2)
+    tl.store(o3 + offs, r3)
+    lit = x >> 3  # a Python int does not take part in promotion: int8 >> 3 is int8
+    tl.static_assert(lit.dtype == x.dtype, "x >> 3 must keep x's dtype")
+    tl.store(olit + offs, lit)
+
+
+def _shift_operand(dt, n, g):
+    """Values over dt's whole range, its edges (min, -1, 0, max) among them."""
+    info = torch.iinfo(dt)
+    if dt.is_signed:
+        v = torch.randint(info.min, info.max, (n,), generator=g, dtype=torch.int64).to(dt)
+        edges = torch.tensor([info.min, info.min + 1, -1, 0, 1, info.max], dtype=dt)
+        return torch.cat([edges, v[len(edges):]])
+    return unsigned_values(dt, n, g)
+
+
+@pytest.mark.parametrize("xdt", SIGNED_INTS + UNSIGNED_INTS, ids=_name)
+def test_shift_right_mixed_signedness(xdt):
+    """x >> y follows upstream for every width pair of a signed x with an unsigned y (and
+    the reverse): both operands go to the promoted type (sign-extending a signed x), and
+    the shift is arithmetic exactly when x is signed, even where the promoted type is
+    unsigned (int32 >> uint32 is an arithmetic shift whose result is uint32)."""
+    g = _gen(300 + list(TL).index(xdt))
+    n = BLOCK
+    x = _shift_operand(xdt, n, g)
+    ydts = UNSIGNED_INTS if xdt.is_signed else SIGNED_INTS
+    rdts = [_int_promote(xdt, ydt) for ydt in ydts]
+    # shift amounts below the promoted width, 0 and width - 1 included
+    ys = []
+    for ydt, rdt in zip(ydts, rdts):
+        w = rdt.itemsize * 8
+        y = torch.randint(0, w, (n,), generator=g, dtype=torch.int64)
+        y[:2] = torch.tensor([0, w - 1])
+        ys.append(y.to(ydt))
+    outs = [torch.zeros(n, dtype=rdt) for rdt in rdts]
+    lit = torch.zeros(n, dtype=xdt)
+    _shr_kernel[(1,)](x, *ys, *outs, lit, *[TL[r] for r in rdts], BLOCK=n)
+    xv = [int(v) for v in x.tolist()]
+    if not xdt.is_signed:  # torch reads uint32/uint64 through int64: back to the unsigned value
+        xv = [v % (1 << (xdt.itemsize * 8)) for v in xv]
+    for y, rdt, out in zip(ys, rdts, outs):
+        yv = [int(v) % (1 << (y.dtype.itemsize * 8)) for v in y.tolist()]
+        # the value of x (signed for signed x) shifted like Python's >> (arithmetic), wrapped to rdt
+        assert_int_equal(out, np.array([a >> b for a, b in zip(xv, yv)], dtype=object).astype(np.int64)
+                         if rdt != torch.uint64 else
+                         np.array([(a >> b) % (1 << 64) for a, b in zip(xv, yv)], dtype=np.uint64), rdt)
+    assert_int_equal(lit, np.array([a >> 3 for a in xv], dtype=object).astype(
+        np.uint64 if xdt == torch.uint64 else np.int64), xdt)
+
+
 # ---- type promotion with scalars and mixed dtypes -------------------------------------------
 
 @triton.jit

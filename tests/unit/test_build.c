@@ -172,6 +172,20 @@ test_comparisons_and_bitwise(void **state)
     assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_SHR, V(u), I(1))), IR_SHRUI);
     assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_SHR, V(a), I(1))), IR_SHRSI);
     expect_error(f, ir_b_binop(f->b, IR_B_AND, V(x), V(x)), "invalid operands of type");
+    expect_error(f, ir_b_binop(f->b, IR_B_SHL, V(a), F(1.0)), "invalid operands of type <[4], int32> and fp32");
+    /* the left operand's signedness picks the shift, the promotion picks the type */
+    IrRef s8 = T(f, IR_I8, 1, S4), u8 = T(f, IR_U8, 1, S4), s16 = T(f, IR_I16, 1, S4);
+    IrRef r = ir_b_binop(f->b, IR_B_SHR, V(s8), V(u8));
+    assert_int_equal(opc_of(f, r), IR_SHRSI);
+    assert_int_equal(dtype_of(f, r), IR_U8);
+    assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_SHR, V(a), V(u))), IR_SHRSI);
+    assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_SHR, V(u8), V(s16))), IR_SHRUI);
+    assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_SHR, I(3), V(u8))), IR_SHRUI);  /* 3 >> u8: __rrshift__ */
+    assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_SHR, I(-8), V(s8))), IR_SHRSI);
+    /* a Python int does not widen: int8 >> 1 and int8 & 1 stay int8 */
+    assert_int_equal(dtype_of(f, ir_b_binop(f->b, IR_B_SHR, V(s8), I(1))), IR_I8);
+    assert_int_equal(dtype_of(f, ir_b_binop(f->b, IR_B_AND, V(s8), I(1))), IR_I8);
+    expect_error(f, ir_b_binop(f->b, IR_B_AND, V(s8), I(300)), "Scalar 300 is out of range for type int8");
     assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_MAXIMUM, V(u), V(u))), IR_MAXUI);
     assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_MAXIMUM, V(x), V(x))), IR_MAXNUMF);
     assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_MAXIMUM_NAN, V(x), V(x))), IR_MAXIMUMF);
