@@ -467,6 +467,54 @@ def test_dot_fp32(M, N, K):
 
 
 @triton.jit
+def _dot_fp16_out_kernel(a_ptr, b_ptr, c_ptr, d_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                         BK: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    c = tl.dot(a, b, out_dtype=tl.float16)
+    tl.static_assert(c.dtype == tl.float16)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], c)
+    # an fp16 accumulator carried over K: every dot rounds once
+    acc = tl.zeros([M, N], dtype=tl.float16)
+    rb = tl.arange(0, BK)
+    for k in range(0, K, BK):
+        ak = tl.load(a_ptr + rm[:, None] * K + (k + rb)[None, :])
+        bk = tl.load(b_ptr + (k + rb)[:, None] * N + rn[None, :])
+        acc = tl.dot(ak, bk, acc, out_dtype=tl.float16)
+    tl.store(d_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+def test_dot_out_dtype_fp16_accumulates_in_fp32():
+    """tl.dot(fp16, fp16, out_dtype=tl.float16) sums the products in fp32 and rounds once,
+    as upstream's reference does (torch's fp32 matmul rounded to fp16). K = 1024 products
+    in [0, 1) reach ~256, where an fp16 running sum (ulp 0.25) drifts by many ulps."""
+    M, N, K, BK = 16, 16, 1024, 256
+    g = torch.Generator().manual_seed(5)
+    a = torch.rand(M, K, generator=g).half()
+    b = torch.rand(K, N, generator=g).half()
+    c = torch.zeros(M, N, dtype=torch.float16)
+    d = torch.zeros(M, N, dtype=torch.float16)
+    _dot_fp16_out_kernel[(1,)](a, b, c, d, M=M, N=N, K=K, BK=BK)
+    ref = (a.float() @ b.float()).half()
+    ref_acc = torch.zeros(M, N, dtype=torch.float16)
+    for k in range(0, K, BK):
+        ref_acc = (a[:, k:k + BK].float() @ b[k:k + BK].float() + ref_acc.float()).half()
+    # fp16 accumulation, for scale: what a kernel summing in fp16 would be off by
+    run = torch.zeros(M, N, dtype=torch.float16)
+    for k in range(K):
+        run = (run + (a[:, k:k + 1].float() * b[k:k + 1].float()).half())
+    ulp = 2.0 ** -2  # fp16 spacing in [256, 512)
+    assert (run.float() - ref.float()).abs().max() > 4 * ulp
+    # one rounding of an fp32 sum: at most one fp16 ulp from torch (summation order)
+    torch.testing.assert_close(c.float(), ref.float(), rtol=0, atol=ulp)
+    torch.testing.assert_close(d.float(), ref_acc.float(), rtol=0, atol=ulp)
+    assert (c == ref).float().mean() > 0.9 and (d == ref_acc).float().mean() > 0.9
+
+
+@triton.jit
 def _matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
                    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     pm = tl.program_id(0)

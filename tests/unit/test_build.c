@@ -303,6 +303,14 @@ test_dot_and_reduce(void **state)
     IrRef d = ir_b_dot(f->b, a, b, IR_NONE, -1, 0, 0);
     assert_int_equal(dtype_of(f, d), IR_F32);
     assert_int_equal(bshape(f->b, d)[1], 32);
+    /* out_dtype=fp16: the dot accumulates in fp32, one truncf rounds it */
+    IrRef h = ir_b_dot(f->b, a, b, IR_NONE, IR_F16, 0, 0);
+    assert_int_equal(dtype_of(f, h), IR_F16);
+    assert_int_equal(opc_of(f, h), IR_TRUNCF);
+    IrRef hd = f->b->fn->vals[h].def->args[0];
+    assert_int_equal(opc_of(f, hd), IR_DOT);
+    assert_int_equal(dtype_of(f, hd), IR_F32);
+    assert_int_equal(opc_of(f, f->b->fn->vals[hd].def->args[2]), IR_EXTF); /* the fp16 accumulator, widened */
     expect_error(f, ir_b_dot(f->b, a, T(f, IR_F16, 2, s3), IR_NONE, -1, 0, 0), "are not compatible for matmul");
     expect_error(f, ir_b_dot(f->b, a, T(f, IR_F32, 2, s2), IR_NONE, -1, 0, 0), "Both operands must be same dtype");
     IrRef i8 = T(f, IR_I8, 2, s);
