@@ -64,11 +64,92 @@ def _loop_bounds_kernel(o_ptr, lo, hi, step):
     tl.store(o_ptr, total)
 
 
-@pytest.mark.parametrize("lo,hi,step", [(0, 10, 1), (3, 20, 4), (5, 5, 1), (7, 3, 1), (-10, 10, 3)])
+@pytest.mark.parametrize("lo,hi,step", [(0, 10, 1), (3, 20, 4), (5, 5, 1), (7, 3, 1), (-10, 10, 3),
+                                        # runtime steps whose sign the compiler does not know
+                                        (10, 0, -1), (20, 3, -4), (5, 5, -1), (3, 7, -2), (10, -10, -3),
+                                        (0, -1, -1), (7, 0, -7), (7, 0, -8), (-3, -20, -5)])
 def test_loop_runtime_bounds(lo, hi, step):
     o = torch.zeros(1, dtype=torch.int32)
     _loop_bounds_kernel[(1,)](o, lo, hi, step)
     assert o.item() == sum(range(lo, hi, step))
+
+
+@triton.jit
+def _count_down(o_ptr, k, lo, hi, step):
+    total = 0
+    cnt = 0
+    for i in range(lo, hi, step):
+        cnt += 1
+        total += i * cnt        # weighted: the order of the values counts
+    tl.store(o_ptr + 2 * k, total)
+    tl.store(o_ptr + 2 * k + 1, cnt)
+
+
+@triton.jit
+def _neg_step_kernel(o_ptr, N, STEP: tl.constexpr):
+    _count_down(o_ptr, 0, 8, 0, -2)         # constant bounds and step: 8, 6, 4, 2
+    _count_down(o_ptr, 1, N, 0, -STEP)      # runtime start, constexpr negative step
+    total = 0
+    cnt = 0
+    for i in tl.range(N - 1, -1, -1, num_stages=2):   # tl.range counts down too
+        cnt += 1
+        total += i * cnt
+    tl.store(o_ptr + 4, total)
+    tl.store(o_ptr + 5, cnt)
+
+
+def _weighted(r):
+    return [sum(i * (k + 1) for k, i in enumerate(r)), len(r)]
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, -3])
+def test_range_negative_step(n):
+    """range/tl.range with a negative step counts down as Python's range does (upstream
+    rewrites the loop into an increasing one); it used to run zero times."""
+    o = torch.zeros(6, dtype=torch.int32)
+    _neg_step_kernel[(1,)](o, n, STEP=3)
+    assert o.tolist() == _weighted(range(8, 0, -2)) + _weighted(range(n, 0, -3)) + _weighted(range(n - 1, -1, -1))
+
+
+@triton.jit
+def _reverse_rows_kernel(x_ptr, o_ptr, R, step, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    j = 0
+    for r in range(R - 1, -1, step):    # the induction variable addresses memory
+        tl.store(o_ptr + j * BLOCK + offs, tl.load(x_ptr + r * BLOCK + offs) + r)
+        j += 1
+
+
+@pytest.mark.parametrize("step", [-1, -2])
+def test_range_negative_runtime_step_addresses_memory(step):
+    R, B = 9, 16
+    x = torch.randn(R, B)
+    o = torch.zeros(R, B)
+    _reverse_rows_kernel[(1,)](x, o, R, step, BLOCK=B)
+    rows = list(range(R - 1, -1, step))
+    want = torch.zeros(R, B)
+    want[:len(rows)] = x[rows] + torch.tensor(rows, dtype=torch.float32)[:, None]
+    torch.testing.assert_close(o, want)
+
+
+@triton.jit
+def _loop_count_kernel(o_ptr, lo, hi, step):
+    cnt = 0
+    last = lo - lo - 1                  # the bounds' type (int64 here)
+    for i in range(lo, hi, step):
+        cnt += 1
+        last = i
+    tl.store(o_ptr, cnt)
+    tl.store(o_ptr + 1, last)
+
+
+@pytest.mark.parametrize("lo,hi,step", [(2 ** 40, 2 ** 40 - 10, -3), (2 ** 31 + 5, 0, -2 ** 31),
+                                        (2 ** 40, 2 ** 40 + 10, 3), (-2 ** 40, -2 ** 40 - 1, -2 ** 33)])
+def test_range_int64_bounds_either_direction(lo, hi, step):
+    o = torch.zeros(2, dtype=torch.int64)
+    _loop_count_kernel[(1,)](o, lo, hi, step)
+    r = range(lo, hi, step)
+    assert o.tolist() == [len(r), r[-1] if len(r) else lo - lo - 1]
 
 
 @triton.jit

@@ -352,6 +352,34 @@ test_control_flow_types(void **state)
     assert_non_null(strstr(ir_builder_error(f->b), "mismatched type"));
 }
 
+/* range() with a negative step: scf.for counts up from the stop, the body sees
+ * start + stop - iv; with a step of unknown sign, selects pick the direction. */
+static void
+test_for_negative_step(void **state)
+{
+    Fx *f = *state;
+    IrRef args[1];
+    assert_int_equal(ir_b_for_begin(f->b, I(8), I(0), I(-2), NULL, 0, args), 0);
+    IrOp *iv = f->b->fn->vals[args[0]].def;
+    assert_non_null(iv);
+    assert_int_equal(iv->opc, IR_SUBI); /* (8 + 0) - iv */
+    IrOp *loop = f->b->stack[f->b->depth - 1].op;
+    assert_int_equal(f->b->fn->vals[loop->args[0]].def->i[0], 0);
+    assert_int_equal(f->b->fn->vals[loop->args[1]].def->i[0], 8);
+    assert_int_equal(opc_of(f, loop->args[2]), IR_SUBI); /* 0 - (-2), folded later */
+    assert_int_equal(ir_b_for_end(f->b, NULL, 0), 0);
+    IrRef step = ir_b_param(f->b, 1); /* runtime i32 */
+    assert_int_equal(ir_b_for_begin(f->b, I(0), I(10), V(step), NULL, 0, args), 0);
+    assert_int_equal(opc_of(f, args[0]), IR_SELECT);
+    loop = f->b->stack[f->b->depth - 1].op;
+    assert_int_equal(opc_of(f, loop->args[2]), IR_SELECT);
+    assert_int_equal(ir_b_for_end(f->b, NULL, 0), 0);
+    /* a positive constant step keeps the plain loop */
+    assert_int_equal(ir_b_for_begin(f->b, I(0), I(10), I(3), NULL, 0, args), 0);
+    assert_null(f->b->fn->vals[args[0]].def);
+    assert_int_equal(ir_b_for_end(f->b, NULL, 0), 0);
+}
+
 static void
 test_errors_have_locations(void **state)
 {
@@ -372,6 +400,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_literal_keeps_tensor_type, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_for_negative_step, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tensor_promotion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_division, setup, teardown),
         cmocka_unit_test_setup_teardown(test_literal_errors, setup, teardown),
