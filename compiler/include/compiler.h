@@ -52,6 +52,13 @@ int ir_dtype_bits(IrDtype d);
 bool ir_dtype_is_float(IrDtype d);
 bool ir_dtype_is_int(IrDtype d);          /* includes i1 */
 bool ir_dtype_is_signed(IrDtype d);       /* signed ints (not i1) */
+/* Bit patterns of v rounded to the nearest fp16 / bf16, ties to even, in one step
+ * from double (no double rounding through float): overflow gives infinity,
+ * subnormals are kept, a NaN gives a quiet NaN of the same sign (bf16 keeps the
+ * top payload bits). The one conversion of the printer, the lowering's constants
+ * and the launcher's scalar arguments. */
+uint16_t ir_f16_bits(double v);
+uint16_t ir_bf16_bits(double v);
 
 /* ---- modules and types ----------------------------------------------------------- */
 

@@ -242,7 +242,7 @@ void ir_print_type(FILE *out, const IrModule *m, IrType t);
 void ir_print_float(FILE *out, double v, IrDtype d);
 /* Rounds v to the precision of float dtype d (f16/bf16/f32: round to nearest even). */
 double ir_float_round(double v, IrDtype d);
-/* IEEE bit pattern of v (rounded to d's precision first by the caller), and back. */
+/* IEEE bit pattern of v rounded to d's precision (nearest even), and back. */
 uint64_t ir_float_bits(double v, IrDtype d);
 double ir_float_from_bits(uint64_t b, IrDtype d);
 /* Sign-extends the low bits of v for an integer dtype d (i1 gives 0 or 1). */

@@ -164,27 +164,6 @@ parse_grid(PyObject *g, int32_t grid[3])
     return 0;
 }
 
-static uint16_t
-f16_bits(double v)
-{
-    _Float16 h = (_Float16)v;
-    uint16_t b;
-    memcpy(&b, &h, 2);
-    return b;
-}
-
-static uint16_t
-bf16_bits(double v)
-{
-    float f = (float)v;
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    if ((x & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)((x >> 16) | 0x40);
-    x += 0x7fffu + ((x >> 16) & 1);
-    return (uint16_t)(x >> 16);
-}
-
 /* Packs a Python scalar into slot kind k. Pointers were resolved by the caller. */
 static int
 pack_scalar(PyObject *o, int k, uint64_t *slot)
@@ -200,7 +179,7 @@ pack_scalar(PyObject *o, int k, uint64_t *slot)
         } else if (k == SK_F64) {
             memcpy(slot, &v, 8);
         } else {
-            uint16_t b = k == SK_F16 ? f16_bits(v) : bf16_bits(v);
+            uint16_t b = k == SK_F16 ? ir_f16_bits(v) : ir_bf16_bits(v);
             memcpy(slot, &b, 2);
         }
         return 0;
