@@ -71,7 +71,6 @@ typedef struct IrTypeTable {
 
 const IrTypeInfo *ir_type_info(const IrModule *m, IrType t);
 IrType ir_type_intern(IrModule *m, const IrTypeInfo *ti);
-IrType ir_type_scalar_elem(const IrModule *m, IrType t); /* tensor -> elem, else self */
 int64_t ir_type_numel(const IrModule *m, IrType t);      /* 1 for scalars */
 void ir_types_init(IrModule *m);
 
@@ -260,7 +259,7 @@ void ir_canonicalize(IrFunc *f); /* ir_canon.c: fold constants, simplify, Requir
 void ir_cse(IrFunc *f);          /* ir_cse.c: merge identical pure ops, Requires: - */
 void ir_dce(IrFunc *f);          /* ir_dce.c: remove unused pure ops, Requires: - */
 
-/* pipeline.c */
+/* ir_pipeline.c */
 /* ir_pipeline_run() (compiler.h) with a choice of dumps: which = NULL or "all"
  * dumps after every pass, a pass name after that pass only, "input" the
  * verified input. Returns 0 or the number of errors. */
