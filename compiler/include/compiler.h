@@ -38,7 +38,7 @@ typedef uint32_t IrRef;  /* a value in the function being built; IR_NONE = none 
 typedef uint32_t IrType; /* an interned type of the module */
 #define IR_NONE 0u
 
-/* ---- element types ---- ORDER IR_DTYPE (also python/triton/language/core.py) ---- */
+/* ---- element types ---- ORDER IR_DTYPE (Python reads them from _C.DTYPES) ------- */
 typedef enum IrDtype {
     IR_I1, IR_I8, IR_I16, IR_I32, IR_I64,
     IR_U8, IR_U16, IR_U32, IR_U64,
