@@ -38,7 +38,7 @@ typedef uint32_t IrRef;  /* a value in the function being built; IR_NONE = none 
 typedef uint32_t IrType; /* an interned type of the module */
 #define IR_NONE 0u
 
-/* ---- element types ---- ORDER IR_DTYPE (also python/triton/language/core.py) ---- */
+/* ---- element types ---- ORDER IR_DTYPE (Python reads them from _C.DTYPES) ------- */
 typedef enum IrDtype {
     IR_I1, IR_I8, IR_I16, IR_I32, IR_I64,
     IR_U8, IR_U16, IR_U32, IR_U64,
@@ -52,6 +52,13 @@ int ir_dtype_bits(IrDtype d);
 bool ir_dtype_is_float(IrDtype d);
 bool ir_dtype_is_int(IrDtype d);          /* includes i1 */
 bool ir_dtype_is_signed(IrDtype d);       /* signed ints (not i1) */
+/* Bit patterns of v rounded to the nearest fp16 / bf16, ties to even, in one step
+ * from double (no double rounding through float): overflow gives infinity,
+ * subnormals are kept, a NaN gives a quiet NaN of the same sign (bf16 keeps the
+ * top payload bits). The one conversion of the printer, the lowering's constants
+ * and the launcher's scalar arguments. */
+uint16_t ir_f16_bits(double v);
+uint16_t ir_bf16_bits(double v);
 
 /* ---- modules and types ----------------------------------------------------------- */
 

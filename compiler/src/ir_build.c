@@ -544,6 +544,33 @@ loop_bound(IrBuilder *b, IrOperand o, int dtype)
     return v;
 }
 
+/* Sign of a loop step: 1 when known positive (a positive constant, the grid size,
+ * an unsigned type), -1 for a negative constant, 0 when only the run knows. */
+static int
+step_sign(IrBuilder *b, IrRef s)
+{
+    if (!ir_dtype_is_signed((IrDtype)bdtype(b, s)))
+        return 1;
+    IrOp *d = b->fn->vals[s].def;
+    if (d && d->opc == IR_CONST)
+        return d->i[0] > 0 ? 1 : d->i[0] < 0 ? -1 : 0;
+    return d && d->opc == IR_GET_NUM_PROGRAMS ? 1 : 0;
+}
+
+static IrRef
+int_binop(IrBuilder *b, IrOpc opc, IrRef x, IrRef y)
+{
+    IrRef args[2] = {x, y};
+    return bemit(b, opc, args, 2, btype(b, x));
+}
+
+static IrRef
+select3(IrBuilder *b, IrRef c, IrRef x, IrRef y)
+{
+    IrRef args[3] = {c, x, y};
+    return bemit(b, IR_SELECT, args, 3, btype(b, x));
+}
+
 int
 ir_b_for_begin(IrBuilder *b, IrOperand lb, IrOperand ub, IrOperand step, const IrRef *inits, int n,
                IrRef *body_args)
@@ -561,6 +588,28 @@ ir_b_for_begin(IrBuilder *b, IrOperand lb, IrOperand ub, IrOperand step, const I
     l = bcast(b, l, it, 0);
     u = bcast(b, u, it, 0);
     s = bcast(b, s, it, 0);
+    /* scf.for counts up by a positive step; Python's range (upstream's semantics)
+     * also counts down. A step below zero runs the loop from 'u' up to 'l' by -step
+     * and the body sees l + u - iv: l, l + step, ... down to above u, as range does.
+     * A step of unknown sign picks either form at run time with selects. */
+    int sign = step_sign(b, s);
+    IrRef down = IR_NONE, mirror = IR_NONE;
+    if (sign <= 0) {
+        mirror = int_binop(b, IR_ADDI, l, u);
+        IrRef zero = bconst_int(b, 0, it), neg = int_binop(b, IR_SUBI, zero, s);
+        if (sign < 0) {
+            IrRef t = l;
+            l = u, u = t, s = neg;
+        } else {
+            IrRef args[2] = {s, zero};
+            IrOp *lt = bemit_op(b, IR_CMPI, args, 2, ir_type_scalar(b->m, IR_I1));
+            lt->i[0] = IR_CMPI_SLT;
+            down = lt->res[0];
+            IrRef l2 = select3(b, down, u, l), u2 = select3(b, down, l, u);
+            s = select3(b, down, neg, s);
+            l = l2, u = u2;
+        }
+    }
     IrRef args[3 + 64];
     if (n > 64)
         return (int)bfail(b, "too many loop-carried values (%d)", n) - 1;
@@ -580,6 +629,10 @@ ir_b_for_begin(IrBuilder *b, IrOperand lb, IrOperand ub, IrOperand step, const I
     if (push(b, FR_FOR, op, n) < 0)
         return -1;
     b->blk = body;
+    if (mirror) {
+        IrRef rev = int_binop(b, IR_SUBI, mirror, body_args[0]);
+        body_args[0] = down ? select3(b, down, rev, body_args[0]) : rev;
+    }
     return 0;
 }
 

@@ -373,6 +373,22 @@ neg_value(IrBuilder *b, IrRef x)
     return bin(b, IR_SUBI, z, x);
 }
 
+/* Element dtype of an operand before promotion (a literal's default type; -1 for
+ * pointers), and its type's name for messages. */
+static int
+opnd_dtype(IrBuilder *b, IrOperand o)
+{
+    return o.kind == IR_OPND_VALUE ? (o.ref ? bdtype(b, o.ref) : -1) : literal_dtype(o);
+}
+
+static const char *
+opnd_type_name(IrBuilder *b, IrOperand o, char *buf)
+{
+    if (o.kind == IR_OPND_VALUE)
+        return o.ref ? tn(b, btype(b, o.ref), buf) : "?";
+    return tn(b, scalar(b, literal_dtype(o)), buf);
+}
+
 static IrRef
 floor_div_float(IrBuilder *b, IrRef x, IrRef y)
 {
@@ -445,26 +461,27 @@ ir_b_binop(IrBuilder *b, IrBinop op, IrOperand xo, IrOperand yo)
     case IR_B_MOD:
         if (type_check(b, xo, yo, false, false, true, true, &p) < 0)
             return IR_NONE;
-        if (isf(p.dt)) { /* x - floor(x / y) * y */
-            IrRef fl = floor_div_float(b, p.x, p.y);
-            return bin(b, IR_SUBF, p.x, bin(b, IR_MULF, fl, p.y));
-        }
+        if (isf(p.dt)) /* C fmod, the sign of the dividend (upstream's frem) */
+            return bin(b, IR_REMF, p.x, p.y);
         return bin(b, issigned(p.dt) || p.dt == IR_I1 ? IR_REMSI : IR_REMUI, p.x, p.y);
     case IR_B_AND:
     case IR_B_OR:
     case IR_B_XOR:
     case IR_B_SHL:
     case IR_B_SHR: {
-        if (type_check(b, xo, yo, false, false, false, false, &p) < 0)
+        /* bitwise_op_type_checking_impl: literals and promotion as for arithmetic */
+        int xd = opnd_dtype(b, xo), yd = opnd_dtype(b, yo);
+        if (isf(xd) || isf(yd))
+            return bfail(b, "invalid operands of type %s and %s", opnd_type_name(b, xo, t1),
+                         opnd_type_name(b, yo, t2));
+        if (type_check(b, xo, yo, false, false, true, false, &p) < 0)
             return IR_NONE;
-        int xd = bdtype(b, p.x), yd = bdtype(b, p.y);
-        if (!isi(xd) || !isi(yd))
-            return bfail(b, "invalid operands of type %s and %s", tn(b, btype(b, p.x), t1), tn(b, btype(b, p.y), t2));
-        int dt = integer_promote(xd, yd);
-        p.x = bcast(b, p.x, scalar(b, dt), 0);
-        p.y = bcast(b, p.y, scalar(b, dt), 0);
+        /* upstream's tensor.__rshift__ shifts arithmetically when its own (left)
+         * operand is signed, whatever the promoted type; __rrshift__ (a Python int
+         * on the left) asks the right operand */
+        bool sra = xo.kind == IR_OPND_VALUE || yo.kind != IR_OPND_VALUE ? issigned(xd) : issigned(yd);
         IrOpc opc = op == IR_B_AND ? IR_ANDI : op == IR_B_OR ? IR_ORI : op == IR_B_XOR ? IR_XORI
-                  : op == IR_B_SHL ? IR_SHLI : issigned(dt) ? IR_SHRSI : IR_SHRUI;
+                  : op == IR_B_SHL ? IR_SHLI : sra ? IR_SHRSI : IR_SHRUI;
         return bin(b, opc, p.x, p.y);
     }
     case IR_B_LT:

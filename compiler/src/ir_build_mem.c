@@ -420,11 +420,22 @@ ir_b_dot(IrBuilder *b, IrRef a, IrRef c, IrRef acc, int out_dtype, int input_pre
                          btype_name(b, btype(b, acc), t1, sizeof t1), btype_name(b, rt, t2, sizeof t2));
         }
     }
+    /* An fp16 (or bf16) result accumulates in fp32 and is rounded once, as
+     * upstream's reference computes it: an fp16 running sum over K loses the
+     * small products once it is large. */
+    IrType out_t = rt;
+    int od = ir_type_dtype(b->m, rt);
+    if (od == IR_F16 || od == IR_BF16) {
+        rt = ir_type_tensor(b->m, scalar(b, IR_F32), ra, shape);
+        acc = bemit(b, IR_EXTF, &acc, 1, rt);
+    }
     IrRef args[3] = {a, c, acc};
     IrOp *op = bemit_op(b, IR_DOT, args, 3, rt);
     op->i[0] = input_precision;
     op->i[1] = max_imprecise;
-    return op->res[0];
+    if (out_t == rt)
+        return op->res[0];
+    return bemit(b, IR_TRUNCF, &op->res[0], 1, out_t);
 }
 
 /* ---- reductions and scans -------------------------------------------------------------------- */

@@ -71,7 +71,6 @@ typedef struct IrTypeTable {
 
 const IrTypeInfo *ir_type_info(const IrModule *m, IrType t);
 IrType ir_type_intern(IrModule *m, const IrTypeInfo *ti);
-IrType ir_type_scalar_elem(const IrModule *m, IrType t); /* tensor -> elem, else self */
 int64_t ir_type_numel(const IrModule *m, IrType t);      /* 1 for scalars */
 void ir_types_init(IrModule *m);
 
@@ -243,7 +242,7 @@ void ir_print_type(FILE *out, const IrModule *m, IrType t);
 void ir_print_float(FILE *out, double v, IrDtype d);
 /* Rounds v to the precision of float dtype d (f16/bf16/f32: round to nearest even). */
 double ir_float_round(double v, IrDtype d);
-/* IEEE bit pattern of v (rounded to d's precision first by the caller), and back. */
+/* IEEE bit pattern of v rounded to d's precision (nearest even), and back. */
 uint64_t ir_float_bits(double v, IrDtype d);
 double ir_float_from_bits(uint64_t b, IrDtype d);
 /* Sign-extends the low bits of v for an integer dtype d (i1 gives 0 or 1). */
@@ -261,7 +260,7 @@ void ir_canonicalize(IrFunc *f); /* ir_canon.c: fold constants, simplify, Requir
 void ir_cse(IrFunc *f);          /* ir_cse.c: merge identical pure ops, Requires: - */
 void ir_dce(IrFunc *f);          /* ir_dce.c: remove unused pure ops, Requires: - */
 
-/* pipeline.c */
+/* ir_pipeline.c */
 /* ir_pipeline_run() (compiler.h) with a choice of dumps: which = NULL or "all"
  * dumps after every pass, a pass name after that pass only, "input" the
  * verified input. Returns 0 or the number of errors. */

@@ -91,6 +91,33 @@ ir_int_norm(int64_t v, IrDtype d)
     return (int64_t)u;
 }
 
+uint16_t
+ir_bf16_bits(double v)
+{
+    float f = (float)(isnan(v) ? v : ir_float_round(v, IR_BF16)); /* exact once rounded */
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    return (uint16_t)(isnan(v) ? (x >> 16) | 0x40 : x >> 16);
+}
+
+uint16_t
+ir_f16_bits(double v)
+{
+    uint16_t s = signbit(v) ? 0x8000 : 0;
+    if (isnan(v))
+        return s | 0x7E00;
+    double a = fabs(ir_float_round(v, IR_F16));
+    if (isinf(a))
+        return s | 0x7C00;
+    if (a == 0)
+        return s;
+    int e;
+    frexp(a, &e);
+    if (e - 1 < -14) /* subnormal: a multiple of 2^-24 */
+        return s | (uint16_t)ldexp(a, 24);
+    return s | (uint16_t)((e - 1 + 15) << 10) | ((uint16_t)ldexp(a, 11 - e) & 0x3FF);
+}
+
 uint64_t
 ir_float_bits(double v, IrDtype d)
 {
@@ -99,26 +126,14 @@ ir_float_bits(double v, IrDtype d)
         memcpy(&b, &v, 8);
         return b;
     }
+    if (d == IR_BF16)
+        return ir_bf16_bits(v);
+    if (d == IR_F16)
+        return ir_f16_bits(v);
     float fv = (float)v;
     uint32_t b32;
     memcpy(&b32, &fv, 4);
-    if (d == IR_F32)
-        return b32;
-    if (d == IR_BF16)
-        return isnan(v) ? (b32 >> 16) | 0x40 : b32 >> 16;
-    uint64_t s = signbit(v) ? 0x8000 : 0; /* f16 */
-    if (isnan(v))
-        return s | 0x7E00;
-    if (isinf(v))
-        return s | 0x7C00;
-    double a = fabs(v);
-    if (a == 0)
-        return s;
-    int e;
-    frexp(a, &e);
-    if (e - 1 < -14)
-        return s | (uint64_t)ldexp(a, 24);
-    return s | (uint64_t)(e - 1 + 15) << 10 | ((uint64_t)ldexp(a, 11 - e) & 0x3FF);
+    return b32;
 }
 
 double

@@ -165,8 +165,6 @@ ir_type_elem(const IrModule *m, IrType t)
     return ti->kind == IR_TK_TENSOR ? ti->elem : t;
 }
 
-IrType ir_type_scalar_elem(const IrModule *m, IrType t) { return ir_type_elem(m, t); }
-
 int
 ir_type_dtype(const IrModule *m, IrType t)
 {

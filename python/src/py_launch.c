@@ -25,8 +25,16 @@
 
 #define MAXP 128 /* parameters per kernel */
 
-/* Argument slot kinds. ORDER SK (python/triton/runtime/jit.py _SLOT_CODES). */
-enum { SK_SKIP, SK_PTR, SK_I1, SK_I8, SK_I16, SK_I32, SK_I64, SK_F16, SK_BF16, SK_F32, SK_F64 };
+/* Argument slot kinds: how a parameter's 8-byte slot is packed (the "plan" of a
+ * compiled kernel, one kind per parameter). */
+enum { SK_SKIP, SK_PTR, SK_I1, SK_I32, SK_I64, SK_F16, SK_BF16, SK_F32, SK_F64 };
+
+/* The kind of each parameter kind of a specialisation (the first element of its
+ * spec entry), exported to Python as SLOT_KINDS: the one table both sides read. */
+static const struct { const char *spec; int kind; } slot_kinds[] = {
+    {"constexpr", SK_SKIP}, {"ptr", SK_PTR},   {"i1", SK_I1},     {"i32", SK_I32},   {"i64", SK_I64},
+    {"u64", SK_I64},        {"fp16", SK_F16}, {"bf16", SK_BF16}, {"fp32", SK_F32}, {"fp64", SK_F64},
+};
 
 /* Specialisation tags (low byte of a key word). */
 enum { TG_CONSTEXPR = 1, TG_NONE, TG_BOOL, TG_ONE, TG_I32, TG_I64, TG_U64, TG_FLOAT, TG_PTR };
@@ -164,27 +172,6 @@ parse_grid(PyObject *g, int32_t grid[3])
     return 0;
 }
 
-static uint16_t
-f16_bits(double v)
-{
-    _Float16 h = (_Float16)v;
-    uint16_t b;
-    memcpy(&b, &h, 2);
-    return b;
-}
-
-static uint16_t
-bf16_bits(double v)
-{
-    float f = (float)v;
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    if ((x & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)((x >> 16) | 0x40);
-    x += 0x7fffu + ((x >> 16) & 1);
-    return (uint16_t)(x >> 16);
-}
-
 /* Packs a Python scalar into slot kind k. Pointers were resolved by the caller. */
 static int
 pack_scalar(PyObject *o, int k, uint64_t *slot)
@@ -200,7 +187,7 @@ pack_scalar(PyObject *o, int k, uint64_t *slot)
         } else if (k == SK_F64) {
             memcpy(slot, &v, 8);
         } else {
-            uint16_t b = k == SK_F16 ? f16_bits(v) : bf16_bits(v);
+            uint16_t b = k == SK_F16 ? ir_f16_bits(v) : ir_bf16_bits(v);
             memcpy(slot, &b, 2);
         }
         return 0;
@@ -326,6 +313,7 @@ typedef struct Kernel {
     int nparams;
     PyObject *pnames[MAXP]; /* interned str */
     uint8_t is_constexpr[MAXP], no_spec[MAXP];
+    uint8_t float_kind[MAXP]; /* SK_F16..SK_F64 for a parameter annotated with a float dtype, else 0 */
     PyObject *defaults[MAXP]; /* NULL: required */
     Spec **table;
     uint32_t tcap, tcount;
@@ -353,13 +341,59 @@ static int hooks_on;         /* triton.knobs.runtime.launch_enter/exit_hook set 
 static uint64_t compile_variant;
 static PyObject *str_data_ptr, *str_dtype, *str_compile_spec;
 
-/* Kernel(name, param_names, constexpr_flags, no_specialize_flags, defaults) */
+/* The slot kind of spec kind 'name', or -1. */
+static int
+slot_kind_of(const char *name)
+{
+    for (size_t i = 0; i < sizeof slot_kinds / sizeof slot_kinds[0]; i++)
+        if (!strcmp(slot_kinds[i].spec, name))
+            return slot_kinds[i].kind;
+    return -1;
+}
+
+/* The spec kind of slot kind k (its first name in slot_kinds). */
+static const char *
+slot_spec_name(int k)
+{
+    for (size_t i = 0; i < sizeof slot_kinds / sizeof slot_kinds[0]; i++)
+        if (slot_kinds[i].kind == k)
+            return slot_kinds[i].spec;
+    return "?";
+}
+
+/* Kernel(..., float_kinds): per parameter None or the float spec kind ("fp16",
+ * "bf16", "fp32", "fp64") its annotation names. */
+static int
+float_kinds(Kernel *k, PyObject *seq)
+{
+    PyObject *f = PySequence_Fast(seq, "float kinds");
+    if (!f)
+        return -1;
+    int rc = 0;
+    for (Py_ssize_t i = 0; rc == 0 && i < PySequence_Fast_GET_SIZE(f) && i < k->nparams; i++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(f, i);
+        if (o == Py_None)
+            continue;
+        const char *name = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
+        int kind = name ? slot_kind_of(name) : -1;
+        if (kind != SK_F16 && kind != SK_BF16 && kind != SK_F32 && kind != SK_F64) {
+            py_err(PyExc_ValueError, "parameter '%U': %R is not a float kind", k->pnames[i], o);
+            rc = -1;
+        } else {
+            k->float_kind[i] = (uint8_t)kind;
+        }
+    }
+    Py_DECREF(f);
+    return rc;
+}
+
+/* Kernel(name, param_names, constexpr_flags, no_specialize_flags, defaults[, float_kinds]) */
 static int
 kernel_init(PyObject *self, PyObject *args, PyObject *kw)
 {
     Kernel *k = (Kernel *)self;
-    PyObject *name, *names, *ce, *ns, *defs;
-    if (!PyArg_ParseTuple(args, "UOOOO", &name, &names, &ce, &ns, &defs))
+    PyObject *name, *names, *ce, *ns, *defs, *fk = Py_None;
+    if (!PyArg_ParseTuple(args, "UOOOO|O", &name, &names, &ce, &ns, &defs, &fk))
         return -1;
     PyObject *fn = PySequence_Fast(names, "param names"), *fc = PySequence_Fast(ce, "constexpr flags"),
              *fs = PySequence_Fast(ns, "no-specialize flags"), *fd = PySequence_Fast(defs, "defaults");
@@ -383,7 +417,10 @@ kernel_init(PyObject *self, PyObject *args, PyObject *kw)
         PyObject *d = PySequence_Fast_GET_ITEM(fd, i);
         /* a default of Ellipsis marks a required parameter */
         Py_XSETREF(k->defaults[i], d == Py_Ellipsis ? NULL : Py_NewRef(d));
+        k->float_kind[i] = 0;
     }
+    if (fk != Py_None && float_kinds(k, fk) < 0)
+        goto out;
     rc = 0;
 out:
     Py_XDECREF(fn);
@@ -581,6 +618,13 @@ specialize(Kernel *k, Bound *b)
             }
             w = TG_CONSTEXPR;
             h = mix(h, (uint64_t)ph ^ (uint64_t)(uintptr_t)Py_TYPE(o));
+        } else if (k->float_kind[i]) {
+            if (!PyFloat_Check(o) && !PyLong_Check(o)) {
+                py_err(PyExc_TypeError, "argument '%U' of %U() is annotated %s and needs a number, got %s",
+                       k->pnames[i], k->name, slot_spec_name(k->float_kind[i]), Py_TYPE(o)->tp_name);
+                return -1;
+            }
+            w = TG_FLOAT | ((uint64_t)k->float_kind[i] << 16); /* any number, not specialised */
         } else if (o == Py_None) {
             w = TG_NONE;
         } else if (PyBool_Check(o)) {
@@ -610,7 +654,7 @@ specialize(Kernel *k, Bound *b)
                         ((v % 16 == 0 && !k->no_spec[i]) ? 0x100u : 0);
             }
         } else if (PyFloat_Check(o)) {
-            w = TG_FLOAT;
+            w = TG_FLOAT | ((uint64_t)SK_F32 << 16);
         } else {
             PyObject *dt = PyObject_GetAttr(o, str_dtype);
             if (!dt) {
@@ -733,7 +777,7 @@ spec_tuple(Kernel *k, Bound *b)
         case TG_I32: e = Py_BuildValue("(si)", "i32", div); break;
         case TG_I64: e = Py_BuildValue("(si)", "i64", div); break;
         case TG_U64: e = Py_BuildValue("(si)", "u64", div); break;
-        case TG_FLOAT: e = Py_BuildValue("(s)", "fp32"); break;
+        case TG_FLOAT: e = Py_BuildValue("(s)", slot_spec_name((int)(w >> 16))); break;
         default: e = Py_BuildValue("(sii)", "ptr", (int)(w >> 16), div); break;
         }
         if (!e) {
@@ -1040,6 +1084,33 @@ static PyMethodDef launch_functions[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* SLOT_KINDS = {spec kind: slot kind}, DTYPES = ((name, bits), ...) indexed by
+ * IrDtype (the dtype codes of tl.dtype and of the tensor dtype map). */
+static int
+add_tables(PyObject *mod)
+{
+    PyObject *kinds = PyDict_New(), *dts = PyTuple_New(IR_DTYPE_COUNT);
+    int rc = kinds && dts ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < sizeof slot_kinds / sizeof slot_kinds[0]; i++) {
+        PyObject *v = PyLong_FromLong(slot_kinds[i].kind);
+        rc = v ? PyDict_SetItemString(kinds, slot_kinds[i].spec, v) : -1;
+        Py_XDECREF(v);
+    }
+    for (int d = 0; rc == 0 && d < IR_DTYPE_COUNT; d++) {
+        PyObject *e = Py_BuildValue("(si)", ir_dtype_name((IrDtype)d), ir_dtype_bits((IrDtype)d));
+        if (!e)
+            rc = -1;
+        else
+            PyTuple_SET_ITEM(dts, d, e);
+    }
+    if (rc == 0)
+        rc = PyModule_AddObjectRef(mod, "SLOT_KINDS", kinds) < 0 || PyModule_AddObjectRef(mod, "DTYPES", dts) < 0
+                 ? -1 : 0;
+    Py_XDECREF(kinds);
+    Py_XDECREF(dts);
+    return rc;
+}
+
 int
 py_launch_init(PyObject *mod)
 {
@@ -1051,7 +1122,7 @@ py_launch_init(PyObject *mod)
         return -1;
     if (PyModule_AddObjectRef(mod, "Compiled", (PyObject *)&Compiled_Type) < 0 ||
         PyModule_AddObjectRef(mod, "Kernel", (PyObject *)&Kernel_Type) < 0 ||
-        PyModule_AddObjectRef(mod, "Launch", (PyObject *)&Launch_Type) < 0)
+        PyModule_AddObjectRef(mod, "Launch", (PyObject *)&Launch_Type) < 0 || add_tables(mod) < 0)
         return -1;
     return PyModule_AddFunctions(mod, launch_functions);
 }

@@ -83,6 +83,32 @@ def test_signature_types(ptr, scalar):
     assert f"memref<?x{elem}>" in k.asm["ttsharedir"]
 
 
+@triton.jit
+def aot_scalars(o_ptr, h, b, d, f):
+    tl.store(o_ptr + 0, h.to(tl.float64))
+    tl.store(o_ptr + 1, b.to(tl.float64))
+    tl.store(o_ptr + 2, d)
+    tl.store(o_ptr + 3, f.to(tl.float64))
+    tl.store(o_ptr + 4, (h * 2).to(tl.float64))   # arithmetic in the parameter's own type
+
+
+def test_scalar_float_signatures_keep_their_type():
+    """fp16 / bf16 / fp64 scalar signatures make f16 / bf16 / f64 parameters (they used to
+    become f32), and a launch packs a Python float rounded once to that type."""
+    sig = {"o_ptr": "*fp64", "h": "fp16", "b": "bf16", "d": "fp64", "f": "fp32"}
+    k = triton.compile(triton.compiler.ASTSource(fn=aot_scalars, signature=sig), target=GPUTarget("cpu", 0, 0))
+    head = next(line for line in k.asm["ttir"].splitlines() if "tt.func public @aot_scalars" in line)
+    assert re.search(r"%arg1: f16\b.*%arg2: bf16\b.*%arg3: f64\b.*%arg4: f32\b", head), head
+    assert re.search(r"%\w+: f16, %\w+: bf16, %\w+: f64, %\w+: f32", k.asm["ttsharedir"])
+    o = torch.zeros(5, dtype=torch.float64)
+    # above the fp16 / bf16 rounding tie by less than an fp32 ulp: rounding through fp32
+    # first (as torch's double -> half does) would land on the tie and round to even, 1.0
+    h, b, d, f = 1 + 2 ** -11 + 2 ** -30, 1 + 2 ** -8 + 2 ** -40, 0.1, 0.1
+    k[(1,)](o, h, b, d, f)
+    want = [1 + 2 ** -10, 1 + 2 ** -7, 0.1, torch.tensor(f, dtype=torch.float64).float().item(), 2 * (1 + 2 ** -10)]
+    assert o.tolist() == want
+
+
 def test_compile_twice_uses_the_cache(stats_delta):
     src = triton.compiler.ASTSource(fn=aot_scale, signature=SIG, constexprs={"BLOCK": 256})
     with stats_delta() as d:

@@ -64,11 +64,92 @@ def _loop_bounds_kernel(o_ptr, lo, hi, step):
     tl.store(o_ptr, total)
 
 
-@pytest.mark.parametrize("lo,hi,step", [(0, 10, 1), (3, 20, 4), (5, 5, 1), (7, 3, 1), (-10, 10, 3)])
+@pytest.mark.parametrize("lo,hi,step", [(0, 10, 1), (3, 20, 4), (5, 5, 1), (7, 3, 1), (-10, 10, 3),
+                                        # runtime steps whose sign the compiler does not know
+                                        (10, 0, -1), (20, 3, -4), (5, 5, -1), (3, 7, -2), (10, -10, -3),
+                                        (0, -1, -1), (7, 0, -7), (7, 0, -8), (-3, -20, -5)])
 def test_loop_runtime_bounds(lo, hi, step):
     o = torch.zeros(1, dtype=torch.int32)
     _loop_bounds_kernel[(1,)](o, lo, hi, step)
     assert o.item() == sum(range(lo, hi, step))
+
+
+@triton.jit
+def _count_down(o_ptr, k, lo, hi, step):
+    total = 0
+    cnt = 0
+    for i in range(lo, hi, step):
+        cnt += 1
+        total += i * cnt        # weighted: the order of the values counts
+    tl.store(o_ptr + 2 * k, total)
+    tl.store(o_ptr + 2 * k + 1, cnt)
+
+
+@triton.jit
+def _neg_step_kernel(o_ptr, N, STEP: tl.constexpr):
+    _count_down(o_ptr, 0, 8, 0, -2)         # constant bounds and step: 8, 6, 4, 2
+    _count_down(o_ptr, 1, N, 0, -STEP)      # runtime start, constexpr negative step
+    total = 0
+    cnt = 0
+    for i in tl.range(N - 1, -1, -1, num_stages=2):   # tl.range counts down too
+        cnt += 1
+        total += i * cnt
+    tl.store(o_ptr + 4, total)
+    tl.store(o_ptr + 5, cnt)
+
+
+def _weighted(r):
+    return [sum(i * (k + 1) for k, i in enumerate(r)), len(r)]
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, -3])
+def test_range_negative_step(n):
+    """range/tl.range with a negative step counts down as Python's range does (upstream
+    rewrites the loop into an increasing one); it used to run zero times."""
+    o = torch.zeros(6, dtype=torch.int32)
+    _neg_step_kernel[(1,)](o, n, STEP=3)
+    assert o.tolist() == _weighted(range(8, 0, -2)) + _weighted(range(n, 0, -3)) + _weighted(range(n - 1, -1, -1))
+
+
+@triton.jit
+def _reverse_rows_kernel(x_ptr, o_ptr, R, step, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    j = 0
+    for r in range(R - 1, -1, step):    # the induction variable addresses memory
+        tl.store(o_ptr + j * BLOCK + offs, tl.load(x_ptr + r * BLOCK + offs) + r)
+        j += 1
+
+
+@pytest.mark.parametrize("step", [-1, -2])
+def test_range_negative_runtime_step_addresses_memory(step):
+    R, B = 9, 16
+    x = torch.randn(R, B)
+    o = torch.zeros(R, B)
+    _reverse_rows_kernel[(1,)](x, o, R, step, BLOCK=B)
+    rows = list(range(R - 1, -1, step))
+    want = torch.zeros(R, B)
+    want[:len(rows)] = x[rows] + torch.tensor(rows, dtype=torch.float32)[:, None]
+    torch.testing.assert_close(o, want)
+
+
+@triton.jit
+def _loop_count_kernel(o_ptr, lo, hi, step):
+    cnt = 0
+    last = lo - lo - 1                  # the bounds' type (int64 here)
+    for i in range(lo, hi, step):
+        cnt += 1
+        last = i
+    tl.store(o_ptr, cnt)
+    tl.store(o_ptr + 1, last)
+
+
+@pytest.mark.parametrize("lo,hi,step", [(2 ** 40, 2 ** 40 - 10, -3), (2 ** 31 + 5, 0, -2 ** 31),
+                                        (2 ** 40, 2 ** 40 + 10, 3), (-2 ** 40, -2 ** 40 - 1, -2 ** 33)])
+def test_range_int64_bounds_either_direction(lo, hi, step):
+    o = torch.zeros(2, dtype=torch.int64)
+    _loop_count_kernel[(1,)](o, lo, hi, step)
+    r = range(lo, hi, step)
+    assert o.tolist() == [len(r), r[-1] if len(r) else lo - lo - 1]
 
 
 @triton.jit
@@ -464,6 +545,54 @@ def test_dot_fp32(M, N, K):
     c = torch.zeros(M, N)
     _dot_kernel[(1,)](a, b, c, M=M, N=N, K=K)
     torch.testing.assert_close(c, 2 * (a @ b), rtol=1e-4, atol=1e-4)
+
+
+@triton.jit
+def _dot_fp16_out_kernel(a_ptr, b_ptr, c_ptr, d_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                         BK: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    c = tl.dot(a, b, out_dtype=tl.float16)
+    tl.static_assert(c.dtype == tl.float16)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], c)
+    # an fp16 accumulator carried over K: every dot rounds once
+    acc = tl.zeros([M, N], dtype=tl.float16)
+    rb = tl.arange(0, BK)
+    for k in range(0, K, BK):
+        ak = tl.load(a_ptr + rm[:, None] * K + (k + rb)[None, :])
+        bk = tl.load(b_ptr + (k + rb)[:, None] * N + rn[None, :])
+        acc = tl.dot(ak, bk, acc, out_dtype=tl.float16)
+    tl.store(d_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+def test_dot_out_dtype_fp16_accumulates_in_fp32():
+    """tl.dot(fp16, fp16, out_dtype=tl.float16) sums the products in fp32 and rounds once,
+    as upstream's reference does (torch's fp32 matmul rounded to fp16). K = 1024 products
+    in [0, 1) reach ~256, where an fp16 running sum (ulp 0.25) drifts by many ulps."""
+    M, N, K, BK = 16, 16, 1024, 256
+    g = torch.Generator().manual_seed(5)
+    a = torch.rand(M, K, generator=g).half()
+    b = torch.rand(K, N, generator=g).half()
+    c = torch.zeros(M, N, dtype=torch.float16)
+    d = torch.zeros(M, N, dtype=torch.float16)
+    _dot_fp16_out_kernel[(1,)](a, b, c, d, M=M, N=N, K=K, BK=BK)
+    ref = (a.float() @ b.float()).half()
+    ref_acc = torch.zeros(M, N, dtype=torch.float16)
+    for k in range(0, K, BK):
+        ref_acc = (a[:, k:k + BK].float() @ b[k:k + BK].float() + ref_acc.float()).half()
+    # fp16 accumulation, for scale: what a kernel summing in fp16 would be off by
+    run = torch.zeros(M, N, dtype=torch.float16)
+    for k in range(K):
+        run = (run + (a[:, k:k + 1].float() * b[k:k + 1].float()).half())
+    ulp = 2.0 ** -2  # fp16 spacing in [256, 512)
+    assert (run.float() - ref.float()).abs().max() > 4 * ulp
+    # one rounding of an fp32 sum: at most one fp16 ulp from torch (summation order)
+    torch.testing.assert_close(c.float(), ref.float(), rtol=0, atol=ulp)
+    torch.testing.assert_close(d.float(), ref_acc.float(), rtol=0, atol=ulp)
+    assert (c == ref).float().mean() > 0.9 and (d == ref_acc).float().mean() > 0.9
 
 
 @triton.jit

@@ -364,6 +364,57 @@ def test_scalar_argument_types():
 
 
 @triton.jit
+def _annotated_kernel(o_ptr, h: tl.float16, b: "tl.bfloat16", d: tl.float64, f: "fp32", plain):
+    tl.static_assert(h.dtype == tl.float16)
+    tl.static_assert(b.dtype == tl.bfloat16)
+    tl.static_assert(d.dtype == tl.float64)
+    tl.static_assert(f.dtype == tl.float32)
+    tl.static_assert(plain.dtype == tl.float32)
+    tl.store(o_ptr + 0, h.to(tl.float64))
+    tl.store(o_ptr + 1, b.to(tl.float64))
+    tl.store(o_ptr + 2, d)
+    tl.store(o_ptr + 3, f.to(tl.float64))
+    tl.store(o_ptr + 4, plain.to(tl.float64))
+
+
+def test_float_annotated_scalar_arguments():
+    """A float parameter annotated with a float dtype is passed in that type (upstream's
+    signature from annotations); ints are accepted and converted; others stay fp32."""
+    o = torch.zeros(5, dtype=torch.float64)
+    h, b = 1 + 2 ** -11 + 2 ** -30, 1 + 2 ** -8 + 2 ** -40  # round once: to 1 + 2**-10, 1 + 2**-7
+    _annotated_kernel[(1,)](o, h, b, 0.1, 0.1, 0.1)
+    f32 = torch.tensor(0.1, dtype=torch.float64).float().item()
+    assert o.tolist() == [1 + 2 ** -10, 1 + 2 ** -7, 0.1, f32, f32]
+    _annotated_kernel[(1,)](o, 3, 5, 7, 9, 0.5)  # ints are numbers: same specialisation kinds
+    assert o.tolist() == [3.0, 5.0, 7.0, 9.0, 0.5]
+    with pytest.raises(TypeError, match="argument 'h' of _annotated_kernel\\(\\) is annotated fp16 and needs a number"):
+        _annotated_kernel[(1,)](o, o, 1.0, 1.0, 1.0, 1.0)
+
+
+@triton.jit
+def _every_dtype_kernel(p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, o_ptr, E: tl.constexpr):
+    ps = (p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12)
+    for i in tl.static_range(13):
+        tl.static_assert(ps[i].dtype.element_ty == E[i], "the pointer's element type is the tensor's")
+        tl.store(o_ptr + i, tl.load(ps[i]).to(tl.float64))
+
+
+def test_launcher_tables_agree_with_the_compiler():
+    """The dtype codes and slot kinds Python uses come from the extension (one table in C):
+    tl's dtypes are _C.DTYPES, every torch dtype reaches the kernel as its tl pointer type,
+    and every spec kind has a slot kind."""
+    from triton._C import tritium as _C
+    from triton.language import core
+    assert [(d.name, d.primitive_bitwidth) for d in core._DTYPES] == list(_C.DTYPES)
+    assert all(d.code == i for i, d in enumerate(core._DTYPES))
+    assert {"constexpr", "ptr", "i1", "i32", "i64", "u64", "fp16", "bf16", "fp32", "fp64"} == set(_C.SLOT_KINDS)
+    ts = [torch.full((1,), 3).to(dt) for dt in ALL]
+    o = torch.zeros(len(ALL), dtype=torch.float64)
+    _every_dtype_kernel[(1,)](*ts, o, E=tuple(TL[dt] for dt in ALL))
+    assert o.tolist() == [1.0] + [3.0] * 12  # bool(3) is True
+
+
+@triton.jit
 def _scale_kernel(x_ptr, o_ptr, n, alpha, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = offs < n

@@ -10,13 +10,15 @@ time.
 Reference semantics (upstream triton/language/semantic.py, plus spine-triton's rule
 that fp16 `/` and `%` stay fp16):
 * `//` and `%` on integers truncate like C (torch.div(rounding_mode="trunc"),
-  torch.fmod); `%` on floats is floor-mod, x - floor(x / y) * y; `//` on floats floors.
+  torch.fmod); `%` on floats is C fmod too (sign of the dividend, upstream's arith.remf);
+  `//` on floats floors.
 * int / int is fp32; bf16 `/` and `%` compute in fp32.
 * a Python scalar of the same or a lower kind than the tensor does not take part in
   promotion (int16 tensor + 3 stays int16); a kernel scalar argument does (it is a
   0-d tensor: int16 tensor + i32 argument is int32).
 """
 import functools
+import math
 
 import numpy as np
 import pytest
@@ -228,7 +230,7 @@ def _float_ref(op, x, y, dt):
     r = {
         "add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b,
         "floordiv": lambda: torch.floor(a / b),
-        "mod": lambda: a - torch.floor(a / b) * b,  # floor-mod: sign of the divisor
+        "mod": lambda: torch.fmod(a, b),  # C fmod: sign of the dividend
         "maximum": lambda: torch.maximum(a, b), "minimum": lambda: torch.minimum(a, b),
         "neg": lambda: -a, "abs": lambda: a.abs(),
     }[op]()
@@ -251,7 +253,7 @@ def test_float_truediv(dt):
 
 
 def test_division_semantics_explicit():
-    """The textbook cases: C-style truncation for ints, floor-mod for floats."""
+    """The textbook cases: C-style truncation for ints, C fmod for float %, floor for float //."""
     xs, ys = [-7, 7, -7, 7, 6, -6, 0, 1], [2, -2, -2, 2, 3, 3, 5, 1]
     x = torch.tensor(xs * (BLOCK // 8), dtype=torch.int32)
     y = torch.tensor(ys * (BLOCK // 8), dtype=torch.int32)
@@ -266,7 +268,144 @@ def test_division_semantics_explicit():
     _binop_kernel[(1,)](xf, yf, samef, cmp, divf, n, KIND="float", BLOCK=BLOCK)
     samef = samef.view(9, n)
     assert samef[3].tolist() == [-4.0, -4.0, 3.0, 3.0, 2.0, -2.0, 0.0, 1.0]  # float // floors
-    assert samef[4].tolist() == [1.0, -1.0, -1.0, 1.0, 0.0, 0.0, 0.0, 0.0]   # float % is floor-mod
+    assert samef[4].tolist() == [-1.0, 1.0, -1.0, 1.0, 0.0, 0.0, 0.0, 0.0]  # float % is C fmod
+
+
+# Dividends and divisors of every sign, exact and inexact quotients, signed zeros,
+# infinities, NaN and a zero divisor: C fmod takes the sign of the dividend.
+FMOD_X = [-1.5, 1.5, -1.5, 1.5, -7.0, 7.0, 5.25, -5.25, 0.0, -0.0, -2.0, 1e4, -1e4, 3.0, float("inf"),
+          float("nan"), 2.0, -2.5, 0.1, -0.1, 12345.5, -0.75, 6.0, -6.0]
+FMOD_Y = [1.0, 1.0, -1.0, -1.0, 3.0, -3.0, 2.0, 2.0, 1.0, 1.0, 1.0, 3.0, 3.0, float("inf"), 2.0,
+          1.0, 0.0, float("-inf"), 0.03, 0.03, -7.25, 0.5, 4.0, -4.0]
+
+
+@triton.jit
+def _fmod_kernel(x_ptr, y_ptr, o_ptr, s_ptr, a, b, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    tl.store(o_ptr + offs, x % y)                          # tensor % tensor
+    tl.store(o_ptr + BLOCK + offs, x % tl.load(y_ptr))     # tensor % scalar
+    tl.store(s_ptr, tl.load(x_ptr) % tl.load(y_ptr))       # scalar % scalar, in the tensor's dtype
+    tl.store(s_ptr + 1, a % b)                             # fp32 scalar arguments
+
+
+@pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=_name)
+def test_float_mod_is_c_fmod(dt):
+    """Triton's float `%` is C fmod (upstream emits arith.remf): -1.5 % 1.0 is -0.5, not the
+    floor-mod 0.5, for tensors and scalars of every float dtype."""
+    n = len(FMOD_X)
+    x = torch.tensor(FMOD_X + [1.0] * (32 - n)).to(dt)
+    y = torch.tensor(FMOD_Y + [1.0] * (32 - n)).to(dt)
+    rd = torch.float32 if dt == torch.bfloat16 else dt  # bf16 % computes in fp32
+    o = torch.zeros(64, dtype=rd)
+    s = torch.zeros(2, dtype=rd)
+    _fmod_kernel[(1,)](x, y, o, s, -1.5, 1.0, BLOCK=32)
+    X, Y = x.to(rd), y.to(rd)
+    want = torch.cat([torch.fmod(X, Y), torch.fmod(X, Y[0])])
+    nan = torch.isnan(want)
+    assert torch.equal(torch.isnan(o), nan)
+    assert bits_equal(o[~nan], want[~nan]), (o.view(2, 32)[:, :n], want.view(2, 32)[:, :n])  # signed zeros too
+    assert o[0].item() == -0.5 and s.tolist() == [-0.5, -0.5]
+    assert math.copysign(1.0, o[9].item()) == -1.0  # -0.0 % 1.0 keeps the sign of the dividend
+
+
+@triton.jit
+def _libdevice_fmod_kernel(x_ptr, y_ptr, o_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(o_ptr + offs, libdevice.fmod(tl.load(x_ptr + offs), tl.load(y_ptr + offs)))
+
+
+@pytest.mark.parametrize("dt", [torch.float32, torch.float64], ids=_name)
+def test_libdevice_fmod_is_exact(dt):
+    """libdevice.fmod is `%` (exact C fmod), also where x / y is huge or inexact."""
+    x = torch.tensor([1e20, -1.5, 7.0, 1e10, 0.3, -5.0, 100.0, 3.0], dtype=dt)
+    y = torch.tensor([3.0, 1.0, 0.1, 0.7, 0.1, 3.0, 7.0, 0.0], dtype=dt)
+    o = torch.zeros(8, dtype=dt)
+    _libdevice_fmod_kernel[(1,)](x, y, o, BLOCK=8)
+    torch.testing.assert_close(o, torch.fmod(x, y), rtol=0, atol=0, equal_nan=True)
+
+
+# ---- shifts with operands of different signedness and width ---------------------------------
+
+SIGNED_INTS = [torch.int8, torch.int16, torch.int32, torch.int64]
+UNSIGNED_INTS = [torch.uint8, torch.uint16, torch.uint32, torch.uint64]
+
+
+def _int_promote(a, b):
+    """upstream integer_promote_impl: the wider type; an unsigned type of >= width wins."""
+    ra, rb = a.itemsize, b.itemsize
+    if a.is_signed == b.is_signed:
+        return a if ra > rb else b
+    if not a.is_signed:
+        return a if ra >= rb else b
+    return b if rb >= ra else a
+
+
+@triton.jit
+def _shr_kernel(x_ptr, y0, y1, y2, y3, o0, o1, o2, o3, olit, E0: tl.constexpr, E1: tl.constexpr,
+                E2: tl.constexpr, E3: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    r0 = x >> tl.load(y0 + offs)
+    r1 = x >> tl.load(y1 + offs)
+    r2 = x >> tl.load(y2 + offs)
+    r3 = x >> tl.load(y3 + offs)
+    tl.static_assert(r0.dtype == E0, "unexpected result dtype")
+    tl.static_assert(r1.dtype == E1, "unexpected result dtype")
+    tl.static_assert(r2.dtype == E2, "unexpected result dtype")
+    tl.static_assert(r3.dtype == E3, "unexpected result dtype")
+    tl.store(o0 + offs, r0)
+    tl.store(o1 + offs, r1)
+    tl.store(o2 + offs, r2)
+    tl.store(o3 + offs, r3)
+    lit = x >> 3  # a Python int does not take part in promotion: int8 >> 3 is int8
+    tl.static_assert(lit.dtype == x.dtype, "x >> 3 must keep x's dtype")
+    tl.store(olit + offs, lit)
+
+
+def _shift_operand(dt, n, g):
+    """Values over dt's whole range, its edges (min, -1, 0, max) among them."""
+    info = torch.iinfo(dt)
+    if dt.is_signed:
+        v = torch.randint(info.min, info.max, (n,), generator=g, dtype=torch.int64).to(dt)
+        edges = torch.tensor([info.min, info.min + 1, -1, 0, 1, info.max], dtype=dt)
+        return torch.cat([edges, v[len(edges):]])
+    return unsigned_values(dt, n, g)
+
+
+@pytest.mark.parametrize("xdt", SIGNED_INTS + UNSIGNED_INTS, ids=_name)
+def test_shift_right_mixed_signedness(xdt):
+    """x >> y follows upstream for every width pair of a signed x with an unsigned y (and
+    the reverse): both operands go to the promoted type (sign-extending a signed x), and
+    the shift is arithmetic exactly when x is signed, even where the promoted type is
+    unsigned (int32 >> uint32 is an arithmetic shift whose result is uint32)."""
+    g = _gen(300 + list(TL).index(xdt))
+    n = BLOCK
+    x = _shift_operand(xdt, n, g)
+    ydts = UNSIGNED_INTS if xdt.is_signed else SIGNED_INTS
+    rdts = [_int_promote(xdt, ydt) for ydt in ydts]
+    # shift amounts below the promoted width, 0 and width - 1 included
+    ys = []
+    for ydt, rdt in zip(ydts, rdts):
+        w = rdt.itemsize * 8
+        y = torch.randint(0, w, (n,), generator=g, dtype=torch.int64)
+        y[:2] = torch.tensor([0, w - 1])
+        ys.append(y.to(ydt))
+    outs = [torch.zeros(n, dtype=rdt) for rdt in rdts]
+    lit = torch.zeros(n, dtype=xdt)
+    _shr_kernel[(1,)](x, *ys, *outs, lit, *[TL[r] for r in rdts], BLOCK=n)
+    xv = [int(v) for v in x.tolist()]
+    if not xdt.is_signed:  # torch reads uint32/uint64 through int64: back to the unsigned value
+        xv = [v % (1 << (xdt.itemsize * 8)) for v in xv]
+    for y, rdt, out in zip(ys, rdts, outs):
+        yv = [int(v) % (1 << (y.dtype.itemsize * 8)) for v in y.tolist()]
+        # the value of x (signed for signed x) shifted like Python's >> (arithmetic), wrapped to rdt
+        assert_int_equal(out, np.array([a >> b for a, b in zip(xv, yv)], dtype=object).astype(np.int64)
+                         if rdt != torch.uint64 else
+                         np.array([(a >> b) % (1 << 64) for a, b in zip(xv, yv)], dtype=np.uint64), rdt)
+    assert_int_equal(lit, np.array([a >> 3 for a in xv], dtype=object).astype(
+        np.uint64 if xdt == torch.uint64 else np.int64), xdt)
 
 
 # ---- type promotion with scalars and mixed dtypes -------------------------------------------
@@ -368,7 +507,7 @@ def _mixed_ref(op, x, y, E):
         Y = y.to(E) if isinstance(y, torch.Tensor) else y
         fns = {"add": lambda: X + Y, "radd": lambda: Y + X, "sub": lambda: X - Y, "rsub": lambda: Y - X,
                "mul": lambda: X * Y, "div": lambda: X / Y, "rdiv": lambda: Y / X,
-               "floordiv": lambda: torch.floor(X / Y), "mod": lambda: X - torch.floor(X / Y) * Y}
+               "floordiv": lambda: torch.floor(X / Y), "mod": lambda: torch.fmod(X, Y)}
         r = fns[op]()
         return r if isinstance(r, torch.Tensor) else torch.full_like(X, r)
     X = x.to(E).to(torch.int64)

@@ -119,6 +119,9 @@ test_division(void **state)
     assert_int_equal(opc_of(f, q), IR_DIVF);
     assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_FLOORDIV, V(a), I(3))), IR_DIVSI);
     assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_MOD, V(a), I(3))), IR_REMSI);
+    /* float % is C fmod (upstream's frem), not floor-mod */
+    assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_MOD, V(h), V(h))), IR_REMF);
+    assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_MOD, V(bb), F(1.0))), IR_REMF);
     /* spine-triton: fp16 / and % stay fp16; bf16 / bf16 goes to fp32 */
     assert_int_equal(dtype_of(f, ir_b_binop(f->b, IR_B_TRUEDIV, V(h), V(h))), IR_F16);
     assert_int_equal(dtype_of(f, ir_b_binop(f->b, IR_B_TRUEDIV, V(h), F(3.0))), IR_F16);
@@ -169,6 +172,20 @@ test_comparisons_and_bitwise(void **state)
     assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_SHR, V(u), I(1))), IR_SHRUI);
     assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_SHR, V(a), I(1))), IR_SHRSI);
     expect_error(f, ir_b_binop(f->b, IR_B_AND, V(x), V(x)), "invalid operands of type");
+    expect_error(f, ir_b_binop(f->b, IR_B_SHL, V(a), F(1.0)), "invalid operands of type <[4], int32> and fp32");
+    /* the left operand's signedness picks the shift, the promotion picks the type */
+    IrRef s8 = T(f, IR_I8, 1, S4), u8 = T(f, IR_U8, 1, S4), s16 = T(f, IR_I16, 1, S4);
+    IrRef r = ir_b_binop(f->b, IR_B_SHR, V(s8), V(u8));
+    assert_int_equal(opc_of(f, r), IR_SHRSI);
+    assert_int_equal(dtype_of(f, r), IR_U8);
+    assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_SHR, V(a), V(u))), IR_SHRSI);
+    assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_SHR, V(u8), V(s16))), IR_SHRUI);
+    assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_SHR, I(3), V(u8))), IR_SHRUI);  /* 3 >> u8: __rrshift__ */
+    assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_SHR, I(-8), V(s8))), IR_SHRSI);
+    /* a Python int does not widen: int8 >> 1 and int8 & 1 stay int8 */
+    assert_int_equal(dtype_of(f, ir_b_binop(f->b, IR_B_SHR, V(s8), I(1))), IR_I8);
+    assert_int_equal(dtype_of(f, ir_b_binop(f->b, IR_B_AND, V(s8), I(1))), IR_I8);
+    expect_error(f, ir_b_binop(f->b, IR_B_AND, V(s8), I(300)), "Scalar 300 is out of range for type int8");
     assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_MAXIMUM, V(u), V(u))), IR_MAXUI);
     assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_MAXIMUM, V(x), V(x))), IR_MAXNUMF);
     assert_int_equal(opc_of(f, ir_b_binop(f->b, IR_B_MAXIMUM_NAN, V(x), V(x))), IR_MAXIMUMF);
@@ -286,6 +303,14 @@ test_dot_and_reduce(void **state)
     IrRef d = ir_b_dot(f->b, a, b, IR_NONE, -1, 0, 0);
     assert_int_equal(dtype_of(f, d), IR_F32);
     assert_int_equal(bshape(f->b, d)[1], 32);
+    /* out_dtype=fp16: the dot accumulates in fp32, one truncf rounds it */
+    IrRef h = ir_b_dot(f->b, a, b, IR_NONE, IR_F16, 0, 0);
+    assert_int_equal(dtype_of(f, h), IR_F16);
+    assert_int_equal(opc_of(f, h), IR_TRUNCF);
+    IrRef hd = f->b->fn->vals[h].def->args[0];
+    assert_int_equal(opc_of(f, hd), IR_DOT);
+    assert_int_equal(dtype_of(f, hd), IR_F32);
+    assert_int_equal(opc_of(f, f->b->fn->vals[hd].def->args[2]), IR_EXTF); /* the fp16 accumulator, widened */
     expect_error(f, ir_b_dot(f->b, a, T(f, IR_F16, 2, s3), IR_NONE, -1, 0, 0), "are not compatible for matmul");
     expect_error(f, ir_b_dot(f->b, a, T(f, IR_F32, 2, s2), IR_NONE, -1, 0, 0), "Both operands must be same dtype");
     IrRef i8 = T(f, IR_I8, 2, s);
@@ -327,6 +352,34 @@ test_control_flow_types(void **state)
     assert_non_null(strstr(ir_builder_error(f->b), "mismatched type"));
 }
 
+/* range() with a negative step: scf.for counts up from the stop, the body sees
+ * start + stop - iv; with a step of unknown sign, selects pick the direction. */
+static void
+test_for_negative_step(void **state)
+{
+    Fx *f = *state;
+    IrRef args[1];
+    assert_int_equal(ir_b_for_begin(f->b, I(8), I(0), I(-2), NULL, 0, args), 0);
+    IrOp *iv = f->b->fn->vals[args[0]].def;
+    assert_non_null(iv);
+    assert_int_equal(iv->opc, IR_SUBI); /* (8 + 0) - iv */
+    IrOp *loop = f->b->stack[f->b->depth - 1].op;
+    assert_int_equal(f->b->fn->vals[loop->args[0]].def->i[0], 0);
+    assert_int_equal(f->b->fn->vals[loop->args[1]].def->i[0], 8);
+    assert_int_equal(opc_of(f, loop->args[2]), IR_SUBI); /* 0 - (-2), folded later */
+    assert_int_equal(ir_b_for_end(f->b, NULL, 0), 0);
+    IrRef step = ir_b_param(f->b, 1); /* runtime i32 */
+    assert_int_equal(ir_b_for_begin(f->b, I(0), I(10), V(step), NULL, 0, args), 0);
+    assert_int_equal(opc_of(f, args[0]), IR_SELECT);
+    loop = f->b->stack[f->b->depth - 1].op;
+    assert_int_equal(opc_of(f, loop->args[2]), IR_SELECT);
+    assert_int_equal(ir_b_for_end(f->b, NULL, 0), 0);
+    /* a positive constant step keeps the plain loop */
+    assert_int_equal(ir_b_for_begin(f->b, I(0), I(10), I(3), NULL, 0, args), 0);
+    assert_null(f->b->fn->vals[args[0]].def);
+    assert_int_equal(ir_b_for_end(f->b, NULL, 0), 0);
+}
+
 static void
 test_errors_have_locations(void **state)
 {
@@ -347,6 +400,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_literal_keeps_tensor_type, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_for_negative_step, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tensor_promotion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_division, setup, teardown),
         cmocka_unit_test_setup_teardown(test_literal_errors, setup, teardown),

@@ -339,6 +339,43 @@ test_handwritten(void **state)
     free(p);
 }
 
+/* ir_f16_bits / ir_bf16_bits round once, from double, ties to even. */
+static void
+test_half_rounding(void **state)
+{
+    (void)state;
+    assert_int_equal(ir_bf16_bits(1.0), 0x3F80);
+    assert_int_equal(ir_bf16_bits(1.0 + 0x1p-8), 0x3F80);          /* tie: to even */
+    assert_int_equal(ir_bf16_bits(1.0 + 3 * 0x1p-8), 0x3F82);      /* tie: to even, up */
+    /* above the tie only below float precision: through float it would round to the
+     * tie and then to even (0x3F80) */
+    assert_int_equal(ir_bf16_bits(1.0 + 0x1p-8 + 0x1p-40), 0x3F81);
+    assert_int_equal(ir_bf16_bits(-2.5), 0xC020);
+    assert_int_equal(ir_bf16_bits(3.4028234663852886e38), 0x7F80); /* FLT_MAX overflows bf16 */
+    assert_int_equal(ir_bf16_bits(-INFINITY), 0xFF80);
+    assert_int_equal(ir_bf16_bits(0x1p-133), 0x0001);               /* smallest subnormal */
+    assert_int_equal(ir_bf16_bits(-0.0), 0x8000);
+    assert_int_equal(ir_bf16_bits(NAN) & 0x7FC0, 0x7FC0);
+    assert_int_equal(ir_f16_bits(1.0), 0x3C00);
+    assert_int_equal(ir_f16_bits(1.0 + 0x1p-11), 0x3C00);
+    assert_int_equal(ir_f16_bits(1.0 + 0x1p-11 + 0x1p-40), 0x3C01);
+    assert_int_equal(ir_f16_bits(65504.0), 0x7BFF);
+    assert_int_equal(ir_f16_bits(65520.0), 0x7C00);                 /* half an ulp above max */
+    assert_int_equal(ir_f16_bits(0x1p-24), 0x0001);
+    assert_int_equal(ir_f16_bits(0x1p-25), 0x0000);                 /* tie: to even (zero) */
+    assert_int_equal(ir_f16_bits(3 * 0x1p-26), 0x0001);
+    assert_int_equal(ir_f16_bits(-0.0), 0x8000);
+    assert_int_equal(ir_f16_bits(-NAN), 0xFE00);
+    /* every finite pattern maps back to itself */
+    for (uint32_t b = 0; b < 0x10000; b++) {
+        double h = ir_float_from_bits(b, IR_F16), bf = ir_float_from_bits(b, IR_BF16);
+        if (!isnan(h) && ir_f16_bits(h) != b)
+            fail_msg("f16 0x%04x -> 0x%04x", b, ir_f16_bits(h));
+        if (!isnan(bf) && ir_bf16_bits(bf) != b)
+            fail_msg("bf16 0x%04x -> 0x%04x", b, ir_bf16_bits(bf));
+    }
+}
+
 /* Float constants print so that they parse back to the same bits. */
 static void
 test_float_constants(void **state)
@@ -635,6 +672,7 @@ main(void)
         cmocka_unit_test(test_signless_print),
         cmocka_unit_test(test_every_op_roundtrips),
         cmocka_unit_test(test_handwritten),
+        cmocka_unit_test(test_half_rounding),
         cmocka_unit_test(test_float_constants),
         cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_verify_dominance),

@@ -655,34 +655,33 @@ def _opnd(x):
     return tl._opnd(x)
 
 
+# the parameter type of each scalar kind of a specialisation (the launcher's spec)
+_SCALAR_KINDS = {"i1": tl.int1, "i32": tl.int32, "i64": tl.int64, "u64": tl.uint64, "fp16": tl.float16,
+                 "bf16": tl.bfloat16, "fp32": tl.float32, "fp64": tl.float64}
+
+
 def generate(jitfn, builder, spec):
-    """Builds the kernel IR for one specialisation. Returns the slot plan (one code
-    per parameter, see py_launch.c SK_*)."""
-    from triton.runtime.jit import SLOT_CODES
+    """Builds the kernel IR for one specialisation. Returns the slot plan (one slot
+    kind per parameter, _C.SLOT_KINDS)."""
     c = builder.c
     params = jitfn.params
     lscope = {}
     ptypes, divs, ir_params, plan = [], [], [], []
     for p, s in zip(params, spec):
         kind = s[0]
+        plan.append(_C.SLOT_KINDS[kind])
         if kind == "constexpr":
             lscope[p.name] = constexpr(s[1])
-            plan.append(0)
             continue
         if kind == "ptr":
             t = tl.pointer_type(tl._DTYPES[s[1]])
             div = s[2]
-        elif kind == "i1":
-            t, div = tl.int1, 0
-        elif kind == "fp32":
-            t, div = tl.float32, 0
         else:
-            t = {"i32": tl.int32, "i64": tl.int64, "u64": tl.uint64}[kind]
-            div = s[1]
+            t = _SCALAR_KINDS[kind]
+            div = s[1] if kind in ("i32", "i64", "u64") else 0
         ptypes.append(t.to_ir(builder))
         divs.append(16 if div else 0)
         ir_params.append(p.name)
-        plan.append(SLOT_CODES[kind])
     c.set_loc(jitfn.file, jitfn.def_line, 1)
     c.func_begin(jitfn.__name__, True, ptypes, divs)
     for i, name in enumerate(ir_params):

@@ -248,8 +248,8 @@ class ASTSource:
                 out.append(("ptr", t.element_ty.code, 1))
             elif t == tl.int1:
                 out.append(("i1",))
-            elif t in (tl.float32, tl.float16, tl.bfloat16, tl.float64):
-                out.append(("fp32",))
+            elif t.is_floating():  # the kernel's parameter keeps the signature's float type
+                out.append((t.name,))
             elif t == tl.int64:
                 out.append(("i64", 0))
             elif t == tl.uint64:

@@ -73,7 +73,7 @@ def builtin(fn):
     return fn
 
 
-# ---- dtypes (codes follow IrDtype in compiler/include/compiler.h) -------------------
+# ---- dtypes (codes are IrDtype's, compiler/include/compiler.h, read from _C.DTYPES) ----
 
 class dtype:
     SINT_TYPES = ["int8", "int16", "int32", "int64"]
@@ -217,25 +217,16 @@ class block_type(dtype):
         return hash(("block", self.element_ty, self.shape))
 
 
-int1 = dtype("int1", 0, 1)
-int8 = dtype("int8", 1, 8)
-int16 = dtype("int16", 2, 16)
-int32 = dtype("int32", 3, 32)
-int64 = dtype("int64", 4, 64)
-uint8 = dtype("uint8", 5, 8)
-uint16 = dtype("uint16", 6, 16)
-uint32 = dtype("uint32", 7, 32)
-uint64 = dtype("uint64", 8, 64)
-float16 = dtype("fp16", 9, 16)
-bfloat16 = dtype("bf16", 10, 16)
-float32 = dtype("fp32", 11, 32)
-float64 = dtype("fp64", 12, 64)
+# one dtype per IrDtype, indexed by its code (the C extension's table)
+_DTYPES = [dtype(name, code, bits) for code, (name, bits) in enumerate(_C.DTYPES)]
+_BY_NAME = {d.name: d for d in _DTYPES}
+int1, int8, int16, int32, int64 = (_BY_NAME[n] for n in ("int1", "int8", "int16", "int32", "int64"))
+uint8, uint16, uint32, uint64 = (_BY_NAME[n] for n in ("uint8", "uint16", "uint32", "uint64"))
+float16, bfloat16, float32, float64 = (_BY_NAME[n] for n in ("fp16", "bf16", "fp32", "fp64"))
 void = dtype("void")
 # aliases
 bool_ = int1
 fp16, bf16, fp32, fp64 = float16, bfloat16, float32, float64
-_DTYPES = [int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64]
-_BY_NAME = {d.name: d for d in _DTYPES}
 _BY_NAME.update({"float16": float16, "bfloat16": bfloat16, "float32": float32, "float64": float64, "bool": int1,
                  "i1": int1, "i8": int8, "i16": int16, "i32": int32, "i64": int64, "u1": int1, "u8": uint8,
                  "u16": uint16, "u32": uint32, "u64": uint64, "f16": float16, "f32": float32, "f64": float64})

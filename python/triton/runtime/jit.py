@@ -17,8 +17,14 @@ import textwrap
 from triton._C import tritium as _C
 from triton.language import core as tl
 
-# slot kinds of py_launch.c (ORDER SK)
-SLOT_CODES = {"constexpr": 0, "ptr": 1, "i1": 2, "i32": 5, "i64": 6, "u64": 6, "fp32": 9}
+
+def _float_annotation(ann):
+    """The float dtype name ("fp16", "bf16", "fp32", "fp64") a parameter annotation
+    names (`alpha: tl.float16`, or the string "tl.float16" / "fp16"), else None. Such
+    a parameter is passed in that type, as upstream's signature type."""
+    if isinstance(ann, str):
+        ann = tl._BY_NAME.get(ann.split(".")[-1])
+    return ann.name if isinstance(ann, tl.dtype) and ann.is_floating() else None
 
 
 class KernelParam:
@@ -29,6 +35,7 @@ class KernelParam:
         ann = param.annotation
         self.annotation = ann
         self.is_constexpr = (ann is tl.constexpr or (isinstance(ann, str) and ann.split(".")[-1] == "constexpr"))
+        self.float_kind = _float_annotation(ann)
         self.do_not_specialize = do_not_specialize
         self.do_not_specialize_on_alignment = dns_align
         self.default = param.default
@@ -36,6 +43,7 @@ class KernelParam:
 
 
 _torch_dtypes_registered = False
+_ARRAY_NAMES = {"int1": "bool", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64"}
 
 
 def _register_torch_dtypes():
@@ -48,8 +56,8 @@ def _register_torch_dtypes():
     global _torch_dtypes_registered
     import sys
     m = {}
-    codes = {"bool": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "uint8": 5, "uint16": 6, "uint32": 7,
-             "uint64": 8, "float16": 9, "bfloat16": 10, "float32": 11, "float64": 12}
+    # torch's and numpy's name of each tl dtype; the codes are tl's (IrDtype)
+    codes = {_ARRAY_NAMES.get(d.name, d.name): d.code for d in tl._DTYPES}
     torch = sys.modules.get("torch")
     if torch is not None and hasattr(torch, "float32"):  # not a half-imported torch
         for name, code in codes.items():
@@ -62,8 +70,8 @@ def _register_torch_dtypes():
         for name, code in codes.items():
             if name == "bfloat16":
                 continue
-            m[np.dtype(name if name != "bool" else "bool")] = code
-            m[str(np.dtype(name if name != "bool" else "bool"))] = code
+            m[np.dtype(name)] = code
+            m[str(np.dtype(name))] = code
     except ImportError:
         pass
     for d in tl._DTYPES:
@@ -101,7 +109,8 @@ class JITFunction(_C.Kernel):
         self.launch_metadata = launch_metadata
         super().__init__(fn.__name__, self.arg_names, [p.is_constexpr for p in self.params],
                          [p.do_not_specialize for p in self.params],
-                         [p.default if p.has_default else ... for p in self.params])
+                         [p.default if p.has_default else ... for p in self.params],
+                         [p.float_kind for p in self.params])
         # source, starting at the `def` line (decorators stripped), for AST and errors
         try:
             lines, start = inspect.getsourcelines(fn)

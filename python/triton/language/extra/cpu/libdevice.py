@@ -4,7 +4,7 @@ Every function lowers to Tritium's own vectorised math (compiler/src/lo_math.c);
 unlike spine-triton at HEAD, acos/asin/.../tan all work.
 """
 from triton.language.core import (  # noqa: F401
-    _binop, _ATAN2, _POW, _math1, builtin, cos, erf, exp, exp2, floor, ceil, log, log2, rsqrt, sin, sqrt, tanh,
+    _binop, _ATAN2, _MOD, _POW, _math1, builtin, cos, erf, exp, exp2, floor, ceil, log, log2, rsqrt, sin, sqrt, tanh,
     abs, div_rn, fdiv,
 )
 from triton.language.math import (  # noqa: F401
@@ -26,8 +26,7 @@ def atan2(y, x):
 
 @builtin
 def fmod(x, y):
-    q = _core.cast(_core.cast(x / y, _core.int64), _core._to_tensor(x).dtype)
-    return x - q * y
+    return _binop(_MOD, x, y)  # float `%` is C fmod (exact)
 
 
 div_rz = div_rd = div_ru = div_rn

@@ -1,5 +1,5 @@
 /*
- * pipeline.c — the order of the tile-IR passes (ir_pipeline_run).
+ * ir_pipeline.c — the order of the tile-IR passes (ir_pipeline_run).
  *
  * The module is verified first (builder bugs surface here, not in a pass), then
  * every pass runs on every function and the verifier runs again after it, so a
