@@ -36,31 +36,14 @@ ir_builder_set_loc(IrBuilder *b, const char *file, int line, int col)
     b->loc.col = (uint32_t)(col > 0 ? col : 0);
 }
 
-static IrRef
-vfail(IrBuilder *b, const char *fmt, va_list ap)
-{
-    vsnprintf(b->err, sizeof b->err, fmt, ap);
-    ir_diag(b->m, b->loc, 0, "%s", b->err);
-    return IR_NONE;
-}
-
-IrRef
-bfail(IrBuilder *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(b, fmt, ap);
-    va_end(ap);
-    return IR_NONE;
-}
-
 IrRef
 ir_builder_fail(IrBuilder *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vfail(b, fmt, ap);
+    vsnprintf(b->err, sizeof b->err, fmt, ap);
     va_end(ap);
+    ir_diag(b->m, b->loc, 0, "%s", b->err);
     return IR_NONE;
 }
 

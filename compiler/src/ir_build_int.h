@@ -36,7 +36,7 @@ struct IrBuilder {
 };
 
 /* ---- ir_build.c ---- */
-IrRef bfail(IrBuilder *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define bfail ir_builder_fail /* the public entry, under the builder files' short name */
 IrOp *bemit_op(IrBuilder *b, IrOpc opc, const IrRef *args, uint32_t nargs, IrType restype);
 IrRef bemit(IrBuilder *b, IrOpc opc, const IrRef *args, uint32_t nargs, IrType restype);
 IrRef bconst_int(IrBuilder *b, int64_t v, IrType t);
