@@ -1,7 +1,8 @@
 /*
- * cg_api.c — the public entry points of libtritium_cg.so (codegen.h): one
+ * cg_api.c — the public entry points of code generation (codegen.h): one
  * compile is MLIR (cg_mlir.c) -> LLVM (cg_llvm.c) -> link (cg_link.c), timed per
- * phase. Also the small text buffer every cg_ file uses for messages.
+ * phase. Also the small text buffer every cg_ file uses for messages. The
+ * library's dlopen table (cg_api) is in drv_compile.c, with the driver.
  */
 #include "cg_int.h"
 
@@ -122,10 +123,3 @@ cg_result_fini(CgResult *res)
     free(res->error);
     memset(res, 0, sizeof *res);
 }
-
-CG_EXPORT const CgApi cg_api = {
-    .abi_version = CG_ABI_VERSION,
-    .host_target = cg_host_target,
-    .compile = cg_compile,
-    .result_fini = cg_result_fini,
-};
