@@ -21,19 +21,19 @@ OPT_BIN := $(BUILD)/bin/tritium-opt
 
 $(IR_LIB): $(IR_OBJS)
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
 
 # The codegen library is loaded lazily (dlopen) by the Python extension so that
 # importing triton does not map libMLIR/libLLVM until the first compile.
 $(CG_LIB): $(CG_OBJS) $(IR_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@.tmp $(CG_OBJS) $(IR_LIB) $(LDFLAGS_ALL) $(MLIR_LIBS) -Wl,-soname,libtritium_cg.so \
+	$(call say,LD,$@)$(CC) -shared -o $@.tmp $(CG_OBJS) $(IR_LIB) $(LDFLAGS_ALL) $(MLIR_LIBS) -Wl,-soname,libtritium_cg.so \
 	    -Wl,--exclude-libs,ALL
-	mv -f $@.tmp $@
+	$(Q)mv -f $@.tmp $@
 
 $(OPT_BIN): $(BUILD)/compiler/tools/tritium_opt.o $(CG_OBJS) $(IR_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(MLIR_LIBS)
+	$(call say,LD,$@)$(CC) -o $@ $^ $(LDFLAGS_ALL) $(MLIR_LIBS)
 
 ALL_TARGETS += $(IR_LIB) $(CG_LIB) $(OPT_BIN)
 CLEAN_EXTRA += $(CG_LIB)
