@@ -304,17 +304,3 @@ drv_status_name(DrvStatus s)
 {
     return (unsigned)s < DRV_STATUS_COUNT ? status_names[s] : "?";
 }
-
-DRV_EXPORT const CgApi cg_api = {
-    .abi_version = CG_ABI_VERSION,
-    .host_target = cg_host_target,
-    .compile = cg_compile,
-    .result_fini = cg_result_fini,
-    .drv_options_init = drv_options_init,
-    .drv_compile = drv_compile,
-    .drv_result_fini = drv_result_fini,
-    .drv_server_create = drv_server_create,
-    .drv_server_destroy = drv_server_destroy,
-    .drv_server_pid = drv_server_pid,
-    .drv_server_forget = drv_server_forget,
-};

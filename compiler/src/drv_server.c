@@ -39,12 +39,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* ORDER F_: request fields (Q_), result fields (R_), then the end of either */
+/* ORDER F_: request fields (Q_; the strings first: Request.str[tag - Q_TEXT]), result
+ * fields (R_), then the end of either */
 enum {
-    Q_TEXT = 1, Q_OPTS, Q_TARGET, Q_NAME, Q_SO, Q_DUMP,
+    Q_TEXT = 1, Q_NAME, Q_SO, Q_DUMP, Q_OPTS, Q_TARGET,
     R_NUMS, R_ERROR, R_STAGE, R_OBJ, R_COST, R_SCOPE, R_DIAG, R_DUMP,
     F_END
 };
+#define Q_NSTR (Q_DUMP - Q_TEXT + 1)
 
 #define FIELD_MAX ((uint64_t)1 << 34) /* larger lengths mean a broken stream */
 
@@ -61,7 +63,7 @@ typedef struct WireNums {
 typedef struct WireCost {
     uint64_t bytes_loaded, bytes_stored;
     double flops[3];
-    int32_t exact, atomics, nscopes;
+    int32_t exact, atomics; /* the scope names follow as R_SCOPE fields */
 } WireCost;
 
 typedef struct WireDiag {
@@ -76,7 +78,7 @@ typedef struct Request {
     size_t len;
     DrvOptions opts;
     CgTarget target;
-    char *owned[4]; /* the server's decoded strings */
+    char *str[Q_NSTR]; /* the server's decoded strings */
 } Request;
 
 /* ---- framed socket I/O ------------------------------------------------------------------- */
@@ -169,9 +171,21 @@ put_request(int fd, const char *text, size_t len, const DrvOptions *o, const CgT
 static void
 request_fini(Request *q)
 {
-    for (int i = 0; i < 4; i++)
-        free(q->owned[i]);
+    for (int i = 0; i < Q_NSTR; i++)
+        free(q->str[i]);
     memset(q, 0, sizeof *q);
+}
+
+/* The options of a decoded request; its strings point into q->str. */
+static void
+request_options(Request *q, const WireOpts *w)
+{
+    q->opts = (DrvOptions){.name = q->str[Q_NAME - Q_TEXT], .instrument = w->instrument,
+                           .stream = (DrvStream)w->stream, .vector_bytes = w->vector_bytes,
+                           .want_stages = w->want_stages, .last = (DrvLast)w->last,
+                           .so_path = q->str[Q_SO - Q_TEXT], .skip_passes = w->skip_passes,
+                           .dump_pass = q->str[Q_DUMP - Q_TEXT], .ttir_locs = w->ttir_locs};
+    q->text = q->str[0];
 }
 
 /* Reads one request (server side). 1: q is filled; 0: the parent closed its end or
@@ -180,41 +194,32 @@ static int
 get_request(int fd, Request *q)
 {
     memset(q, 0, sizeof *q);
-    int have = 0; /* bit per required field: text, options, target */
+    WireOpts w;
+    bool have_opts = false, have_target = false;
     for (;;) {
         uint8_t tag;
         char *p;
         uint64_t n;
         if (!get_field(fd, &tag, &p, &n))
             break;
-        if (tag == F_END) {
-            free(p);
-            if (have == 7)
-                return 1;
-            break;
-        }
-        if (tag == Q_OPTS && n == sizeof(WireOpts)) {
-            WireOpts w;
-            memcpy(&w, p, sizeof w);
-            q->opts = (DrvOptions){.instrument = w.instrument, .stream = (DrvStream)w.stream,
-                                   .vector_bytes = w.vector_bytes, .want_stages = w.want_stages,
-                                   .last = (DrvLast)w.last, .skip_passes = w.skip_passes, .ttir_locs = w.ttir_locs,
-                                   .name = q->opts.name, .so_path = q->opts.so_path, .dump_pass = q->opts.dump_pass};
-            have |= 2;
-        } else if (tag == Q_TARGET && n == sizeof(CgTarget)) {
-            memcpy(&q->target, p, sizeof q->target);
-            have |= 4;
-        } else if (tag >= Q_TEXT && tag <= Q_DUMP && tag != Q_OPTS && tag != Q_TARGET) {
-            int slot = tag == Q_TEXT ? 0 : tag == Q_NAME ? 1 : tag == Q_SO ? 2 : 3;
-            free(q->owned[slot]);
-            q->owned[slot] = p;
+        if (tag >= Q_TEXT && tag <= Q_DUMP) {
+            free(q->str[tag - Q_TEXT]);
+            q->str[tag - Q_TEXT] = p;
             if (tag == Q_TEXT)
-                q->text = p, q->len = (size_t)n, have |= 1;
-            else
-                *(tag == Q_NAME ? &q->opts.name : tag == Q_SO ? &q->opts.so_path : &q->opts.dump_pass) = p;
+                q->len = (size_t)n;
             continue;
         }
+        if (tag == Q_OPTS && n == sizeof w)
+            memcpy(&w, p, sizeof w), have_opts = true;
+        else if (tag == Q_TARGET && n == sizeof q->target)
+            memcpy(&q->target, p, sizeof q->target), have_target = true;
         free(p);
+        if (tag == F_END) {
+            if (!have_opts || !have_target || !q->str[0])
+                break;
+            request_options(q, &w);
+            return 1;
+        }
     }
     request_fini(q);
     return 0;
@@ -236,8 +241,7 @@ put_result(int fd, const DrvResult *r, int sent)
     WireNums nums = {r->status, r->vector_bytes, r->stream_bytes, {0}};
     memcpy(nums.ms, r->ms, sizeof nums.ms);
     const IrCost *c = &r->cost;
-    WireCost cost = {c->bytes_loaded, c->bytes_stored, {c->flops[0], c->flops[1], c->flops[2]},
-                     c->exact, c->atomics, c->nscopes};
+    WireCost cost = {c->bytes_loaded, c->bytes_stored, {c->flops[0], c->flops[1], c->flops[2]}, c->exact, c->atomics};
     if (put_field(fd, R_NUMS, &nums, sizeof nums) || put_str(fd, R_ERROR, r->error) ||
         put_field(fd, R_COST, &cost, sizeof cost) || put_str(fd, R_DUMP, r->pass_dump) ||
         (r->obj && put_field(fd, R_OBJ, r->obj, r->obj_len)))
@@ -321,9 +325,11 @@ apply_field(DrvResult *res, uint8_t tag, char *p, uint64_t n)
             res->cost.scope_names[res->cost.nscopes++] = dup_range(p + 4, n - 4);
     } else if (tag == R_STAGE && n >= 1 && (uint8_t)p[0] < DRV_STAGE_COUNT) {
         int i = (uint8_t)p[0];
+        memmove(p, p + 1, n); /* the text and its NUL */
         free(res->stage[i]);
-        res->stage[i] = dup_range(p + 1, n - 1);
+        res->stage[i] = p;
         res->stage_len[i] = n - 1;
+        return;
     } else if (tag == R_DIAG) {
         add_diag(res, p, n);
     } else if (tag == R_ERROR || tag == R_DUMP || tag == R_OBJ) {
