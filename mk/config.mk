@@ -42,7 +42,19 @@ CMOCKA_LIBS:= -lcmocka
 PY_INCLUDE  = $(shell $(PYTHON) -c 'import sysconfig;print(sysconfig.get_paths()["include"])' 2>/dev/null)
 PY_EXT      = $(shell $(PYTHON) -c 'import sysconfig;print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
 
+# Quiet output: one short line per target ("  CC     file"); V=1 prints every
+# command instead. A recipe line starts with $(call say,WHAT,target) (which ends in
+# ';' when quiet, so it and the command run silently in one shell), further lines
+# of the same recipe with $(Q).
+ifeq ($(V),1)
+Q   :=
+say  =
+else
+Q   := @
+say  = @printf '  %-6s %s\n' '$(1)' '$(2)';
+endif
+
 # compile rule helper: $(call cc_obj,<extra cflags>) is used by the pattern rules
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(CFLAGS_$(firstword $(subst /, ,$<))) -c $< -o $@
+	$(call say,CC,$<)$(CC) $(CFLAGS_ALL) $(CFLAGS_$(firstword $(subst /, ,$<))) -c $< -o $@

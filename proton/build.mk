@@ -8,6 +8,6 @@ PN_LIB  := $(BUILD)/lib/libproton.a
 
 $(PN_LIB): $(PN_OBJS)
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
 
 ALL_TARGETS += $(PN_LIB)

@@ -10,8 +10,8 @@ PY_EXT_SO = python/triton/_C/tritium$(PY_EXT)
 
 $(PY_EXT_SO): $(PYX_OBJS) $(IR_LIB) $(RT_LIB) $(PN_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@.tmp $(PYX_OBJS) $(RT_LIB) $(PN_LIB) $(IR_LIB) $(LDFLAGS_ALL) $(CJSON_LIBS) $(PFM_LIBS) -ldl -lpthread -lm
-	mv -f $@.tmp $@
+	$(call say,LD,$@)$(CC) -shared -o $@.tmp $(PYX_OBJS) $(RT_LIB) $(PN_LIB) $(IR_LIB) $(LDFLAGS_ALL) $(CJSON_LIBS) $(PFM_LIBS) -ldl -lpthread -lm
+	$(Q)mv -f $@.tmp $@
 
 ALL_TARGETS += $(PY_EXT_SO)
 CLEAN_EXTRA += python/triton/_C/tritium*.so

@@ -12,7 +12,7 @@ RT_LIB  := $(BUILD)/lib/libtritium_rt.a
 
 $(RT_LIB): $(RT_OBJS)
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
 
 ALL_TARGETS += $(RT_LIB)
 
@@ -23,7 +23,7 @@ ALL_TARGETS += $(RT_LIB)
 RT_PN_FALLBACK := $(BUILD)/lib/librt_pn_fallback.a
 $(RT_PN_FALLBACK): $(BUILD)/tests/runtime/pn_fallback.o
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
 
 # proton/build.mk is included after this file: name its archive here for prerequisites
 # (expanded at parse time) and expand link lines late (=, not :=).
@@ -51,19 +51,19 @@ RT_SO_OBJS   := $(RT_SRCS:%.c=$(BUILD)/rtso/%.o)
 
 $(RT_BENCH): $(BUILD)/bench/launch_c.o $(RT_LIB) $(RT_PN_LIB) $(RT_PN_FALLBACK)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(RT_LINK) $(LDFLAGS_ALL) $(CJSON_LIBS) $(PFM_LIBS) -ldl -lpthread -lm
+	$(call say,LD,$@)$(CC) -o $@ $< $(RT_LINK) $(LDFLAGS_ALL) $(CJSON_LIBS) $(PFM_LIBS) -ldl -lpthread -lm
 
 $(BUILD)/rtso/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(CFLAGS_runtime) -fvisibility=default -c $< -o $@
+	$(call say,CC,$<)$(CC) $(CFLAGS_ALL) $(CFLAGS_runtime) -fvisibility=default -c $< -o $@
 
 $(RT_BENCH_SO): $(RT_SO_OBJS) $(RT_PN_LIB) $(RT_PN_FALLBACK)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $(RT_SO_OBJS) $(RT_PN_LIB) $(RT_PN_FALLBACK) \
+	$(call say,LD,$@)$(CC) -shared -o $@ $(RT_SO_OBJS) $(RT_PN_LIB) $(RT_PN_FALLBACK) \
 	    $(LDFLAGS_ALL) $(CJSON_LIBS) $(PFM_LIBS) -ldl -lpthread -lm
 
 $(RT_BENCH_KSO): bench/rt_add_kernel.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu17 -O3 -march=native -shared -fPIC -o $@ $<
+	$(call say,CC,$@)$(CC) -std=gnu17 -O3 -march=native -shared -fPIC -o $@ $<
 
 ALL_TARGETS += $(RT_BENCH) $(RT_BENCH_SO) $(RT_BENCH_KSO)

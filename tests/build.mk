@@ -13,7 +13,7 @@ CFLAGS_tests := -Icompiler/include -Icompiler/src -Iruntime/include -Iruntime/sr
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(IR_LIB) $(RT_LIB) $(PN_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(TEST_LIBS_$*) $(RT_LIB) $(PN_LIB) $(IR_LIB) $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(CJSON_LIBS) $(PFM_LIBS) -ldl -lpthread -lm
+	$(call say,LD,$@)$(CC) -o $@ $< $(TEST_LIBS_$*) $(RT_LIB) $(PN_LIB) $(IR_LIB) $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(CJSON_LIBS) $(PFM_LIBS) -ldl -lpthread -lm
 
 test-c-bins: $(TEST_C_BINS)
 ALL_TARGETS += $(TEST_C_BINS)

@@ -22,7 +22,7 @@ CLI_GEN   := $(BUILD)/viewers/gen/cli_html_assets.h
 # viewers/assets/report.css -> static const char cli_asset_report_css[] = "...";
 $(CLI_GEN): $(CLI_ASSETS) viewers/build.mk
 	@mkdir -p $(dir $@)
-	@{ echo '/* generated from viewers/assets by viewers/build.mk; do not edit */'; \
+	$(call say,GEN,$@){ echo '/* generated from viewers/assets by viewers/build.mk; do not edit */'; \
 	  for f in $(CLI_ASSETS); do \
 	    n=$$(basename $$f | tr '.-' '__'); \
 	    echo "static const char cli_asset_$$n[] ="; \
@@ -34,7 +34,7 @@ $(BUILD)/viewers/src/cli_html.o: $(CLI_GEN)
 
 $(CLI_LIB): $(CLI_LOBJS)
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
 
 # Links libproton.a only when it already defines the events API (see above).
 CLI_PN_LINK = $(shell nm -g --defined-only $(PN_LIB) 2>/dev/null | \
@@ -44,7 +44,7 @@ CLI_PN_LINK = $(shell nm -g --defined-only $(PN_LIB) 2>/dev/null | \
 
 $(CLI_BIN): $(BUILD)/viewers/src/cli_main.o $(CLI_LIB) $(PN_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $(BUILD)/viewers/src/cli_main.o $(CLI_LIB) $(CLI_PN_LINK) $(LDFLAGS_ALL) $(CJSON_LIBS) -lm
+	$(call say,LD,$@)$(CC) -o $@ $(BUILD)/viewers/src/cli_main.o $(CLI_LIB) $(CLI_PN_LINK) $(LDFLAGS_ALL) $(CJSON_LIBS) -lm
 
 TEST_LIBS_test_cli := $(CLI_LIB)
 $(BUILD)/tests/test_cli: $(CLI_LIB)

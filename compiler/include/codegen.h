@@ -7,8 +7,8 @@
  * O3 for the target CPU through the LLVM C API, emits an object file and links a
  * shared library with ld.lld-19.
  *
- * Callers: python/src (through dlopen + dlsym("cg_api")), compiler/tools/tritium_opt.c
- * and tests (linked directly).
+ * Callers: the compile driver (driver.h, drv_compile.c), which python/src reaches
+ * through the dlopen'd CgApi table (driver.h) and tritium-opt links directly; tests.
  * Ownership: CgResult fields are malloc'ed and owned by the caller; release them with
  * cg_result_fini(). Thread safety: cg_compile may run concurrently on different
  * threads (each call has its own MLIR and LLVM contexts).
@@ -73,19 +73,6 @@ void cg_result_fini(CgResult *res);
 #define CG_ENTRY_SYMBOL "tritium_kernel"
 /* Optional second entry with the same signature: streaming (non-temporal) stores. */
 #define CG_ENTRY_SYMBOL_NT "tritium_kernel_nt"
-
-/* Function table exported by libtritium_cg.so for dlopen users. */
-typedef struct CgApi {
-    int abi_version; /* CG_ABI_VERSION */
-    int (*host_target)(CgTarget *t);
-    int (*compile)(const char *linalg, size_t len, const CgOptions *o, const char *so_path,
-                   CgResult *res);
-    void (*result_fini)(CgResult *res);
-} CgApi;
-#define CG_ABI_VERSION 2
-/* dlsym(handle, "cg_api") returns a const CgApi *; programs linking the library
- * directly can use the table itself. */
-extern const CgApi cg_api;
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,9 @@
  *
  * Data flow: builder (or the TTIR parser) -> IrModule -> ir_pipeline_run()
  * (canonicalize, CSE, DCE, verify, analyses) -> lo_lower_module() (Linalg MLIR
- * text) -> cg_compile() (MLIR 19 + LLVM 19 C APIs: object, shared library).
+ * text) -> cg_compile() (MLIR 19 + LLVM 19 C APIs: object, shared library). The
+ * compile driver (driver.h) runs that sequence from TTIR text for Python and
+ * tritium-opt.
  *
  * Ownership: an IrModule owns everything built into it (one arena); destroy it with
  * ir_module_destroy(). Strings returned by "get" functions are borrowed from the

@@ -1,9 +1,11 @@
 /*
- * cg_api.c — the public entry points of libtritium_cg.so (codegen.h): one
+ * cg_api.c — the public entry points of code generation (codegen.h): one
  * compile is MLIR (cg_mlir.c) -> LLVM (cg_llvm.c) -> link (cg_link.c), timed per
- * phase. Also the small text buffer every cg_ file uses for messages.
+ * phase. Also the small text buffer every cg_ file uses for messages, and the
+ * library's dlopen table cg_api (declared in driver.h: most of it is the driver).
  */
 #include "cg_int.h"
+#include "driver.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,4 +130,11 @@ CG_EXPORT const CgApi cg_api = {
     .host_target = cg_host_target,
     .compile = cg_compile,
     .result_fini = cg_result_fini,
+    .drv_options_init = drv_options_init,
+    .drv_compile = drv_compile,
+    .drv_result_fini = drv_result_fini,
+    .drv_server_create = drv_server_create,
+    .drv_server_destroy = drv_server_destroy,
+    .drv_server_pid = drv_server_pid,
+    .drv_server_forget = drv_server_forget,
 };

@@ -65,7 +65,7 @@ has_feature(const char *features, const char *name)
  * faster than 512-bit ones, while kernels heavy in arithmetic gain from issuing
  * half the instructions at 512 bits (GELU over 1M floats 0.31 -> 0.23 ms, exp(x)*y
  * 0.21 -> 0.15 ms): the default is 256 there and the compiler widens kernels with
- * expanded math (python/src/py_compile.c). TRITIUM_VECTOR_BYTES (16, 32 or 64)
+ * expanded math (lo_vector_bytes, called by drv_compile.c). TRITIUM_VECTOR_BYTES (16, 32 or 64)
  * fixes both. */
 static int
 vector_bytes_for(const char *triple, const char *cpu, const char *features, int *max)

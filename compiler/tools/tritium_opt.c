@@ -1,17 +1,18 @@
 /*
- * tritium_opt.c — tritium-opt: reads TTIR, runs the IR pipeline, emits a stage.
+ * tritium_opt.c — tritium-opt: reads TTIR and emits one stage through the compile
+ * driver (driver.h), exactly as a Python compile produces it.
  *
  *   tritium-opt file.ttir [--emit=ttir|linalg|llmlir|llir|asm|obj|so] [-o out]
  *               [--dump=<pass>|all|input] [--no-passes] [--print-locs]
+ *               [--no-instrument] [--no-stream] [--vector-bytes=N] [--isolate]
  *
  * Lets every compiler stage be tested from a text file without Python
- * (docs/ttir.md). Code generation (cg_*, linked as objects) is referenced
- * weakly so that the tool still builds and serves the TTIR and Linalg stages
- * without it; asking for a native stage then fails cleanly. Exit status: 0 on
- * success, 1 on any error.
+ * (docs/ttir.md). The defaults are those of a Python compile (instrumentation on,
+ * streaming-store entry when the kernel's stores can be sized, vector width per
+ * kernel, the host target), so the stages of a `_tt.mlir` dump come out as the
+ * Python compile wrote them. Exit status: 0 on success, 1 on any error.
  */
-#include "codegen.h"
-#include "compiler.h"
+#include "driver.h"
 #include "ir_int.h"
 
 #include <errno.h>
@@ -21,34 +22,36 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Weak: the cg_ objects are linked directly (never from an archive, where a weak
- * reference would not pull them in), so these are NULL only when absent. */
-#pragma weak cg_host_target
-#pragma weak cg_compile
-#pragma weak cg_result_fini
-
 /* ORDER EMIT: the stages in pipeline order */
 enum { EMIT_TTIR, EMIT_LINALG, EMIT_LLMLIR, EMIT_LLIR, EMIT_ASM, EMIT_OBJ, EMIT_SO, EMIT_COUNT };
 static const char *const emit_names[EMIT_COUNT] = {"ttir", "linalg", "llmlir", "llir", "asm", "obj", "so"};
 
 typedef struct Opts {
-    const char *in, *out, *dump;
+    const char *in, *out;
     int emit;
-    bool no_passes, locs;
+    DrvOptions drv;
 } Opts;
 
 static void
 usage(FILE *f)
 {
     fputs("usage: tritium-opt FILE.ttir|- [options]\n"
-          "  --emit=STAGE     ttir (default), linalg, llmlir (LLVM-dialect MLIR), llir (LLVM IR),\n"
-          "                   asm, obj (relocatable ELF object), so (shared library; needs -o)\n"
-          "  -o FILE          output file (default: standard output)\n"
-          "  --dump=PASS      print the IR to stderr after PASS (canonicalize, cse, dce),\n"
-          "                   after every pass (all), or as parsed (input)\n"
-          "  --no-passes      skip canonicalize/cse/dce (the input is still verified)\n"
-          "  --print-locs     print loc(...) after every op\n"
-          "  -h, --help       this text\n",
+          "  --emit=STAGE       ttir (default), linalg, llmlir (LLVM-dialect MLIR), llir (LLVM IR),\n"
+          "                     asm, obj (relocatable ELF object), so (shared library; needs -o)\n"
+          "  -o FILE            output file (default: standard output)\n"
+          "  --dump=PASS        print the IR to stderr after PASS (canonicalize, cse, dce),\n"
+          "                     after every pass (all), or as parsed (input)\n"
+          "  --no-passes        skip canonicalize/cse/dce (the input is still verified)\n"
+          "  --print-locs       print loc(...) after every op (--emit=ttir)\n"
+          "  --no-instrument    drop in-kernel Proton scopes (proton.record) instead of lowering them\n"
+          "  --no-stream        no streaming-store entry (tritium_kernel_nt)\n"
+          "  --vector-bytes=N   vectorise for N-byte vectors (16, 32, 64; default: chosen per kernel)\n"
+          "  --isolate          compile in a forked child, so that a crash in the compiler is reported\n"
+          "                     as an error (also with TRITIUM_COMPILE_FORK=1; default: in process)\n"
+          "  -h, --help         this text\n"
+          "The native stages are compiled as a Python compile does: for the host\n"
+          "(SPINE_TRITON_TARGET_ARCH=riscv64 cross-compiles), instrumented, with the streaming-store\n"
+          "entry when the kernel's stores can be sized, and the vector width chosen per kernel.\n",
           f);
 }
 
@@ -109,86 +112,95 @@ write_out(const Opts *o, const char *text, size_t len)
     return rc ? fail("cannot write %s", o->out ? o->out : "standard output") : 0;
 }
 
+/* The stage o->emit of a successful compile to -o (or standard output). */
 static int
-emit_ttir(const Opts *o, IrModule *m)
+write_stage(const Opts *o, const DrvResult *r)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    if (!mem)
-        return fail("%s", "out of memory");
-    ir_print_module(mem, m, o->locs ? IR_PRINT_LOCS : 0);
-    fclose(mem);
-    int rc = write_out(o, buf, len);
-    free(buf);
+    static const DrvStage stage_of[EMIT_OBJ] = {DRV_STAGE_TTIR, DRV_STAGE_LINALG, DRV_STAGE_LLMLIR, DRV_STAGE_LLIR,
+                                                DRV_STAGE_ASM}; /* ORDER EMIT */
+    if (o->emit == EMIT_SO)
+        return 0; /* the driver linked it at -o */
+    if (o->emit == EMIT_OBJ)
+        return r->obj ? write_out(o, (const char *)r->obj, r->obj_len) : fail("%s", "no object was produced");
+    DrvStage s = stage_of[o->emit];
+    return r->stage[s] ? write_out(o, r->stage[s], r->stage_len[s]) : fail("%s", "the stage was not produced");
+}
+
+/* Prints a failed compile's messages to stderr: the parser's and the module's
+ * diagnostics as they are (file:line:col), the others after the tool's name. */
+static void
+report(const DrvResult *r)
+{
+    const char *msg = r->error ? r->error : "(no message)";
+    size_t n = strlen(msg);
+    const char *nl = n && msg[n - 1] == '\n' ? "" : "\n";
+    if (r->status == DRV_ERR_PARSE || r->status == DRV_ERR_DIAG)
+        fputs(msg, stderr);
+    else if (r->status == DRV_ERR_CODEGEN)
+        fprintf(stderr, "tritium-opt: code generation failed: %s%s", msg, nl);
+    else if (r->status == DRV_ERR_CRASH)
+        fprintf(stderr, "tritium-opt: %s Run without --isolate to debug it in process.\n", msg);
+    else
+        fprintf(stderr, "tritium-opt: %s%s", msg, nl);
+}
+
+/* One compile through the driver: the stages up to o->emit. */
+static int
+run(Opts *o, const char *text, size_t len)
+{
+    bool to_stdout = !o->out || !strcmp(o->out, "-");
+    if (o->emit == EMIT_SO && to_stdout)
+        return fail("%s", "--emit=so needs -o FILE");
+    if (o->emit == EMIT_OBJ && to_stdout && isatty(STDOUT_FILENO))
+        return fail("%s", "--emit=obj writes binary data: use -o FILE or a pipe");
+    DrvOptions *d = &o->drv;
+    d->name = strcmp(o->in, "-") ? o->in : "<stdin>";
+    d->last = o->emit == EMIT_TTIR ? DRV_LAST_TTIR : o->emit == EMIT_LINALG ? DRV_LAST_LINALG : DRV_LAST_NATIVE;
+    d->want_stages = o->emit >= EMIT_LLMLIR && o->emit <= EMIT_ASM;
+    d->so_path = o->emit == EMIT_SO ? o->out : NULL;
+    DrvResult r;
+    /* one compile per run: with --isolate, a one-shot child rather than a server */
+    DrvStatus st = drv_compile(text, len, d, NULL, &r);
+    if (r.pass_dump)
+        fputs(r.pass_dump, stderr);
+    int rc = 1;
+    if (st != DRV_OK)
+        report(&r);
+    else
+        rc = write_stage(o, &r);
+    drv_result_fini(&r);
     return rc;
 }
 
-/* Lowering and code generation: linalg, llmlir, llir, asm, obj, so. Only so links
- * (ld.lld, written to -o FILE); the other stages come from cg_compile's result. */
-static int
-emit_native(const Opts *o, IrModule *m)
+/* TRITIUM_COMPILE_FORK=1 (set, and not 0) isolates like --isolate. */
+static bool
+fork_env(void)
 {
-    CgTarget target;
-    memset(&target, 0, sizeof target);
-    bool have_cg = cg_host_target && cg_compile && cg_result_fini;
-    if (o->emit > EMIT_LINALG && !have_cg)
-        return fail("%s", "code generation (cg_compile) is not linked into this build");
-    if (have_cg && cg_host_target(&target) != 0)
-        return fail("%s", "cannot determine the host target");
-    if (target.vector_bytes)
-        target.vector_bytes = lo_vector_bytes(m, target.vector_bytes, target.vector_bytes_max);
-    LoOptions lo = {.vector_bytes = target.vector_bytes ? target.vector_bytes : 32};
-    char *text = NULL;
-    size_t len = 0;
-    IrCost cost;
-    if (lo_lower_module(m, &lo, &text, &len, &cost) != 0) {
-        ir_module_print_diags(m, stderr);
-        free(text);
-        return 1;
-    }
-    if (o->emit == EMIT_LINALG) {
-        int rc = write_out(o, text, len);
-        free(text);
-        return rc;
-    }
-    bool to_stdout = !o->out || !strcmp(o->out, "-");
-    if (o->emit == EMIT_SO && to_stdout) {
-        free(text);
-        return fail("%s", "--emit=so needs -o FILE");
-    }
-    if (o->emit == EMIT_OBJ && to_stdout && isatty(STDOUT_FILENO)) {
-        free(text);
-        return fail("%s", "--emit=obj writes binary data: use -o FILE or a pipe");
-    }
-    CgOptions co = {.target = target, .opt_level = 3, .want_stages = o->emit < EMIT_OBJ};
-    CgResult res;
-    memset(&res, 0, sizeof res);
-    int rc = cg_compile(text, len, &co, o->emit == EMIT_SO ? o->out : NULL, &res);
-    free(text);
-    if (rc != 0) {
-        fprintf(stderr, "tritium-opt: code generation failed: %s\n", res.error ? res.error : "?");
-        cg_result_fini(&res);
-        return 1;
-    }
-    if (o->emit == EMIT_OBJ) {
-        rc = res.obj ? write_out(o, (const char *)res.obj, res.obj_len) : fail("%s", "no object was produced");
-    } else if (o->emit != EMIT_SO) {
-        const char *stage = o->emit == EMIT_LLMLIR ? res.ll_mlir : o->emit == EMIT_LLIR ? res.llvm_ir
-                                                                                         : res.asm_text;
-        rc = stage ? write_out(o, stage, strlen(stage)) : fail("%s", "the stage was not produced");
-    }
-    cg_result_fini(&res);
-    return rc;
+    const char *e = getenv("TRITIUM_COMPILE_FORK");
+    return e && *e && strcmp(e, "0") != 0;
+}
+
+/* --vector-bytes=N: 16, 32 or 64 (the driver checks the value). */
+static int
+parse_vector_bytes(const char *arg, int *out)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+    if (!*arg || *end || v <= 0 || v > 1024)
+        return fail("--vector-bytes=%s: expected 16, 32 or 64", arg);
+    *out = (int)v;
+    return 0;
 }
 
 static int
 parse_args(int argc, char **argv, Opts *o)
 {
     static const struct option longopts[] = {
-        {"emit", required_argument, NULL, 'e'},     {"dump", required_argument, NULL, 'd'},
-        {"no-passes", no_argument, NULL, 'n'},      {"print-locs", no_argument, NULL, 'l'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        {"emit", required_argument, NULL, 'e'},      {"dump", required_argument, NULL, 'd'},
+        {"no-passes", no_argument, NULL, 'n'},       {"print-locs", no_argument, NULL, 'l'},
+        {"no-instrument", no_argument, NULL, 'I'},   {"no-stream", no_argument, NULL, 'S'},
+        {"vector-bytes", required_argument, NULL, 'V'}, {"isolate", no_argument, NULL, 'F'},
+        {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
     };
     int c;
     while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
@@ -201,10 +213,17 @@ parse_args(int argc, char **argv, Opts *o)
         case 'd':
             if (!ir_pipeline_has_pass(optarg))
                 return fail("unknown pass '%s' (canonicalize, cse, dce, all, input)", optarg);
-            o->dump = optarg;
+            o->drv.dump_pass = optarg;
             break;
-        case 'n': o->no_passes = true; break;
-        case 'l': o->locs = true; break;
+        case 'n': o->drv.skip_passes = true; break;
+        case 'l': o->drv.ttir_locs = true; break;
+        case 'I': o->drv.instrument = false; break;
+        case 'S': o->drv.stream = DRV_STREAM_OFF; break;
+        case 'V':
+            if (parse_vector_bytes(optarg, &o->drv.vector_bytes))
+                return 1;
+            break;
+        case 'F': o->drv.isolate = true; break;
         case 'o': o->out = optarg; break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return 1;
@@ -222,6 +241,8 @@ int
 main(int argc, char **argv)
 {
     Opts o = {.emit = EMIT_TTIR};
+    drv_options_init(&o.drv);
+    o.drv.isolate = fork_env();
     if (parse_args(argc, argv, &o))
         return 1;
     size_t len;
@@ -230,21 +251,7 @@ main(int argc, char **argv)
         fprintf(stderr, "tritium-opt: cannot read %s: %s\n", o.in, strerror(errno));
         return 1;
     }
-    IrModule *m = ir_parse_module(text, len, strcmp(o.in, "-") ? o.in : "<stdin>", stderr);
+    int rc = run(&o, text, len);
     free(text);
-    if (!m)
-        return 1;
-    int rc = 0;
-    if (o.no_passes && o.dump && !strcmp(o.dump, "input")) {
-        fputs("// input\n", stderr);
-        ir_print_module(stderr, m, 0);
-    }
-    if (!o.no_passes && ir_pipeline_run_dump(m, o.dump ? stderr : NULL, o.dump) != 0) {
-        ir_module_print_diags(m, stderr);
-        rc = 1;
-    }
-    if (!rc)
-        rc = o.emit == EMIT_TTIR ? emit_ttir(&o, m) : emit_native(&o, m);
-    ir_module_destroy(m);
     return rc;
 }

@@ -2,29 +2,34 @@
  * py_compile.c — compiling a built module to a kernel shared object, and the
  * on-disk cache, for python/triton/compiler.
  *
- * compile(builder, so_path, instrument, want_stages) runs the IR pipeline, the
- * lowering to Linalg MLIR and code generation (libtritium_cg.so, loaded with
- * dlopen on first use so that importing triton does not map LLVM), and returns
- * every stage's text plus the kernel's static cost, remarks and scope names.
- * The cache functions wrap runtime.h so Python decides keys and policy.
+ * compile(builder, so_path, instrument, want_stages) checks the built module and
+ * runs the IR pipeline on it (front-end errors are the builder's), prints it as
+ * TTIR with locations and hands that text to the compile driver (driver.h, in
+ * libtritium_cg.so, loaded with dlopen on first use so that importing triton does
+ * not map LLVM): lowering and code generation, in the process's compile server
+ * unless TRITIUM_COMPILE_FORK=0 (read here). It returns every stage's text plus
+ * the kernel's static cost, remarks and scope names. The cache functions wrap
+ * runtime.h so Python decides keys and policy.
  */
 #include "py_int.h"
 
-#include "codegen.h"
+#include "driver.h"
 #include "runtime.h"
 
 #include <dlfcn.h>
-#include <errno.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
+/* Set once under the GIL; the server is also used by threads that released it
+ * (the driver serialises them). */
 static const CgApi *cg;
 static CgTarget cg_target;
 static int cg_target_ok;
+static DrvServer *cg_server; /* this process's compile server, made at the first isolated compile */
 
 static double
 now_ms(void)
@@ -88,13 +93,13 @@ target_info(PyObject *self, PyObject *args)
 }
 
 static char *
-module_text(IrModule *m, size_t *len)
+module_text(IrModule *m, unsigned flags, size_t *len)
 {
     char *buf = NULL;
     FILE *f = open_memstream(&buf, len);
     if (!f)
         return NULL;
-    ir_print_module(f, m, 0);
+    ir_print_module(f, m, flags);
     fclose(f);
     return buf;
 }
@@ -122,17 +127,7 @@ str_or_none(const char *s)
     return PyUnicode_FromString(s);
 }
 
-static void
-result_free(CgResult *r)
-{
-    free(r->ll_mlir);
-    free(r->llvm_ir);
-    free(r->asm_text);
-    free(r->obj);
-    free(r->error);
-    memset(r, 0, sizeof *r);
-}
-
+/* TRITIUM_COMPILE_FORK (default 1): compile in the crash-isolating server. */
 static int
 fork_enabled(void)
 {
@@ -140,7 +135,80 @@ fork_enabled(void)
     return !e || strcmp(e, "0") != 0;
 }
 
-/* compile(builder, so_path, instrument=False, want_stages=True) -> dict */
+/* In a forked child (multiprocessing, os.fork) the parent's server is not ours. */
+static void
+forget_server(void)
+{
+    if (cg_server)
+        cg->drv_server_forget(cg_server);
+}
+
+/* The process's compile server (GIL held); NULL when out of memory, and the
+ * driver then forks one child per compile. */
+static DrvServer *
+server(void)
+{
+    if (!cg_server && (cg_server = cg->drv_server_create()))
+        pthread_atfork(NULL, NULL, forget_server);
+    return cg_server;
+}
+
+/* Raises the error of a failed driver compile; 'ttir' is its input without locations. */
+static PyObject *
+compile_error(const DrvResult *r, const char *ttir)
+{
+    const char *msg = r->error ? r->error : "(no message)";
+    const char *linalg = r->stage[DRV_STAGE_LINALG];
+    switch (r->status) {
+    case DRV_ERR_DIAG: return py_err(py_BuilderError, "%s", msg);
+    case DRV_ERR_PARSE:
+        return py_err(PyExc_RuntimeError, "internal compiler error: the TTIR of the front end does not parse:\n%s",
+                      msg);
+    case DRV_ERR_CODEGEN:
+        return py_err(PyExc_RuntimeError, "code generation failed: %s\n--- Linalg input ---\n%s", msg,
+                      linalg ? linalg : "");
+    case DRV_ERR_CRASH:
+        if (r->crash_signal > 0)
+            return py_err(PyExc_RuntimeError, "%s Set TRITIUM_COMPILE_FORK=0 to debug in process.\n--- %s input ---\n%s",
+                          msg, linalg ? "Linalg" : "TTIR", linalg ? linalg : ttir);
+        return py_err(PyExc_RuntimeError, "%s", msg);
+    default: return py_err(PyExc_RuntimeError, "%s", msg);
+    }
+}
+
+/* The compile's result dict (see compile below). */
+static PyObject *
+result_dict(const DrvResult *r, const char *ttir, size_t tlen, double ms_front)
+{
+    PyObject *remarks = PyList_New(0), *scopes = PyList_New(0);
+    for (int i = 0; i < r->ndiags; i++) {
+        const DrvDiag *d = &r->diags[i];
+        if (d->severity != 2)
+            continue;
+        PyObject *t = Py_BuildValue("(siis)", d->file, d->line, d->col, d->msg);
+        PyList_Append(remarks, t);
+        Py_DECREF(t);
+    }
+    const IrCost *c = &r->cost;
+    for (int i = 0; i < c->nscopes; i++) {
+        PyObject *s = PyUnicode_FromString(c->scope_names[i]);
+        PyList_Append(scopes, s);
+        Py_DECREF(s);
+    }
+    const char *const *st = (const char *const *)r->stage;
+    return Py_BuildValue(
+        "{s:s#,s:s#,s:N,s:N,s:N,s:y#,s:N,s:N,s:{s:K,s:K,s:d,s:d,s:d,s:i},s:{s:d,s:d,s:d,s:d,s:d},s:K}", "ttir", ttir,
+        (Py_ssize_t)tlen, "linalg", st[DRV_STAGE_LINALG], (Py_ssize_t)r->stage_len[DRV_STAGE_LINALG], "ll_mlir",
+        str_or_none(st[DRV_STAGE_LLMLIR]), "llir", str_or_none(st[DRV_STAGE_LLIR]), "asm",
+        str_or_none(st[DRV_STAGE_ASM]), "obj", (const char *)r->obj, (Py_ssize_t)r->obj_len, "remarks", remarks,
+        "scopes", scopes, "cost", "bytes_loaded", (unsigned long long)c->bytes_loaded, "bytes_stored",
+        (unsigned long long)c->bytes_stored, "flops16", c->flops[0], "flops32", c->flops[1], "flops64", c->flops[2],
+        "exact", c->exact, "times_ms", "frontend_passes", ms_front + r->ms[DRV_PHASE_FRONTEND], "lowering",
+        r->ms[DRV_PHASE_LOWER], "mlir", r->ms[DRV_PHASE_MLIR], "llvm", r->ms[DRV_PHASE_LLVM], "link",
+        r->ms[DRV_PHASE_LINK], "stream_bytes", (unsigned long long)r->stream_bytes);
+}
+
+/* compile(builder, so_path, instrument=False, want_stages=True) -> dict of stages */
 static PyObject *
 compile(PyObject *self, PyObject *args, PyObject *kw)
 {
@@ -156,78 +224,38 @@ compile(PyObject *self, PyObject *args, PyObject *kw)
     double t0 = now_ms();
     if (ir_module_num_errors(m) || ir_pipeline_run(m, NULL))
         return diag_error(m);
-    size_t tlen = 0;
-    char *ttir = module_text(m, &tlen);
+    /* the "ttir" stage (the _tt.mlir dump) has no locations; the driver's input does,
+     * so that lowering errors and remarks point into the kernel's source */
+    size_t tlen = 0, llen = 0;
+    char *ttir = module_text(m, 0, &tlen), *located = module_text(m, IR_PRINT_LOCS, &llen);
     double t1 = now_ms();
-    CgTarget tgt = cg_target;
-    tgt.vector_bytes = lo_vector_bytes(m, tgt.vector_bytes, tgt.vector_bytes_max);
-    LoOptions lo = {.vector_bytes = tgt.vector_bytes, .instrument = instrument};
-    char *linalg = NULL;
-    size_t llen = 0;
-    IrCost cost;
-    if (lo_lower_module(m, &lo, &linalg, &llen, &cost) < 0) {
-        free(ttir);
-        return diag_error(m);
-    }
-    double t2 = now_ms();
-    /* a streaming-store variant when the launcher can size a launch's stores: a static
-     * per-program count, and no atomics (their ordering with weakly ordered stores) */
-    int stream = cost.exact && cost.bytes_stored > 0 && !cost.atomics;
-    CgOptions co = {.target = tgt, .opt_level = 3, .want_stages = want, .stream_variant = stream};
-    CgResult res;
-    memset(&res, 0, sizeof res);
-    int rc, crash = 0, forked = fork_enabled();
-    Py_BEGIN_ALLOW_THREADS
-    rc = forked ? py_cg_isolated_compile(cg, linalg, llen, &co, so_path, &res, &crash)
-                : cg->compile(linalg, llen, &co, so_path, &res);
-    Py_END_ALLOW_THREADS
-    double t3 = now_ms();
     PyObject *out = NULL;
-    if (crash) {
-        if (crash > 0)
-            py_err(PyExc_RuntimeError, "internal compiler error: code generation crashed (signal %d, %s); "
-                                       "this process is unaffected. Set TRITIUM_COMPILE_FORK=0 to debug in process."
-                                       "\n--- Linalg input ---\n%s", crash, strsignal(crash), linalg);
-        else
-            py_err(PyExc_RuntimeError, "internal compiler error: could not run code generation (%s)", strerror(errno));
+    if (!ttir || !located) {
+        PyErr_NoMemory();
         goto done;
     }
-    if (rc != 0) {
-        py_err(PyExc_RuntimeError, "code generation failed: %s\n--- Linalg input ---\n%s",
-               res.error ? res.error : "(no message)", linalg);
-        goto done;
-    }
-    PyObject *remarks = PyList_New(0), *scopes = PyList_New(0);
-    const char *msg, *file;
-    int sev, line, col;
-    for (int i = 0; (msg = ir_module_diag(m, i, &sev, &file, &line, &col)); i++)
-        if (sev == 2) {
-            PyObject *t = Py_BuildValue("(siis)", file, line, col, msg);
-            PyList_Append(remarks, t);
-            Py_DECREF(t);
-        }
-    for (int i = 0; i < cost.nscopes; i++) {
-        PyObject *s = PyUnicode_FromString(cost.scope_names[i]);
-        PyList_Append(scopes, s);
-        Py_DECREF(s);
-    }
-    out = Py_BuildValue(
-        "{s:s#,s:s#,s:N,s:N,s:N,s:y#,s:N,s:N,s:{s:K,s:K,s:d,s:d,s:d,s:i},s:{s:d,s:d,s:d,s:d,s:d},s:K}", "ttir", ttir,
-        (Py_ssize_t)tlen, "linalg", linalg, (Py_ssize_t)llen, "ll_mlir", str_or_none(res.ll_mlir), "llir",
-        str_or_none(res.llvm_ir), "asm", str_or_none(res.asm_text), "obj", (const char *)res.obj,
-        (Py_ssize_t)res.obj_len, "remarks", remarks, "scopes", scopes, "cost", "bytes_loaded",
-        (unsigned long long)cost.bytes_loaded, "bytes_stored", (unsigned long long)cost.bytes_stored, "flops16",
-        cost.flops[0], "flops32", cost.flops[1], "flops64", cost.flops[2], "exact", cost.exact, "times_ms",
-        "frontend_passes", t1 - t0, "lowering", t2 - t1, "mlir", res.ms_mlir, "llvm", res.ms_llvm, "link",
-        res.ms_link, "stream_bytes", res.streamed_stores > 0 ? (unsigned long long)cost.bytes_stored : 0ull);
+    DrvOptions o;
+    cg->drv_options_init(&o);
+    o.name = "<ttir>";
+    o.target = &cg_target;
+    o.instrument = instrument;
+    o.want_stages = want;
+    o.so_path = so_path;
+    o.isolate = fork_enabled();
+    DrvServer *srv = o.isolate ? server() : NULL;
+    DrvResult r;
+    Py_BEGIN_ALLOW_THREADS
+    cg->drv_compile(located, llen, &o, srv, &r);
+    Py_END_ALLOW_THREADS
+    for (int i = 0; i < r.servers_started; i++)
+        rt_stats_add(RT_STAT_CG_SERVER);
+    if (r.forked)
+        rt_stats_add(RT_STAT_CG_FORK);
+    out = r.status == DRV_OK ? result_dict(&r, ttir, tlen, t1 - t0) : compile_error(&r, ttir);
+    cg->drv_result_fini(&r);
 done:
-    if (forked)
-        result_free(&res);
-    else
-        cg->result_fini(&res);
     free(ttir);
-    free(linalg);
-    (void)t3;
+    free(located);
     return out;
 }
 
@@ -374,7 +402,7 @@ stats_add(PyObject *self, PyObject *args)
 static PyObject *
 compile_server_pid(PyObject *self, PyObject *unused)
 {
-    return PyLong_FromLong((long)py_cg_server_pid());
+    return PyLong_FromLong(cg && cg_server ? (long)cg->drv_server_pid(cg_server) : 0L);
 }
 
 static PyMethodDef methods[] = {

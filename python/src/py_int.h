@@ -3,9 +3,9 @@
  *
  * The extension is the one bridge between Python and the C core:
  *   py_builder.c  the front-end builder (compiler.h) as a Python type
- *   py_compile.c  pipeline, lowering and code generation of a built module,
- *                 the on-disk cache (runtime.h), stage dumps
- *   py_cgserver.c code generation in a forked compile server (crash isolation)
+ *   py_compile.c  pipeline of a built module, then the compile driver (driver.h:
+ *                 lowering, code generation, the crash-isolating compile server);
+ *                 the on-disk cache (runtime.h)
  *   py_launch.c   kernels: argument binding, specialisation keys, the in-memory
  *                 specialisation cache and launches (runtime.h + Proton hooks)
  *   py_proton.c   Proton sessions, scopes and the spine-triton profiler API
@@ -37,19 +37,6 @@ typedef struct PyBuilder {
     IrBuilder *b;
 } PyBuilder;
 int py_builder_init_type(PyObject *mod);
-
-/* ---- py_cgserver.c ---- */
-struct CgApi;
-struct CgOptions;
-struct CgResult;
-/* Runs cg->compile in the compile server (a forked child kept for later compiles;
- * a one-shot child when the server is busy). Returns the compile's rc, or -1 with
- * *crash set to the signal that killed the child (-1: no child could run); the
- * CgResult fields are malloc'ed. */
-int py_cg_isolated_compile(const struct CgApi *cg, const char *linalg, size_t len, const struct CgOptions *co,
-                           const char *so_path, struct CgResult *res, int *crash);
-/* The compile server's pid in this process, 0 when there is none. */
-pid_t py_cg_server_pid(void);
 
 /* ---- py_compile.c ---- */
 int py_compile_init(PyObject *mod);

@@ -1,4 +1,4 @@
-"""Code generation runs in a forked compile server (python/src/py_cgserver.c).
+"""Compiles run in a forked compile server (compiler/src/drv_server.c, through the driver).
 
 A crash inside MLIR/LLVM fails that one compile with an error and the process goes
 on; the server is forked once and reused (forking a torch-sized process costs

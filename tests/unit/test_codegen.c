@@ -505,15 +505,6 @@ test_pctx_call(void **state)
     dlclose(h);
 }
 
-static void
-test_api_table(void **state)
-{
-    assert_int_equal(cg_api.abi_version, CG_ABI_VERSION);
-    assert_ptr_equal(cg_api.compile, cg_compile);
-    assert_ptr_equal(cg_api.host_target, cg_host_target);
-    assert_ptr_equal(cg_api.result_fini, cg_result_fini);
-}
-
 int
 main(void)
 {
@@ -521,7 +512,7 @@ main(void)
     if (!mkdtemp(tmpdir))
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_host_target), cmocka_unit_test(test_api_table),
+        cmocka_unit_test(test_host_target),
         cmocka_unit_test(test_vadd),        cmocka_unit_test(test_gelu),
         cmocka_unit_test(test_bcast2d),     cmocka_unit_test(test_rowsum),
         cmocka_unit_test(test_fullsum),     cmocka_unit_test(test_reductions),
