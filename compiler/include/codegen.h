@@ -30,6 +30,7 @@ typedef struct CgTarget {
     int vector_bytes;    /* vector width in bytes for most kernels: 16, 32 or 64 */
     int vector_bytes_max; /* widest vector register (>= vector_bytes): compute-bound kernels
                              use it where it is wider (AMD Zen with AVX-512) */
+    int vector_regs;      /* vector registers: 32 with AVX-512 or RVV, else 16 */
 } CgTarget;
 
 typedef struct CgOptions {

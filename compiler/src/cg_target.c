@@ -121,6 +121,7 @@ cg_host_target(CgTarget *t)
         snprintf(t->cpu, sizeof t->cpu, "%s", RISCV_CPU);
         snprintf(t->features, sizeof t->features, "%s", RISCV_FEATURES);
         t->vector_bytes = t->vector_bytes_max = RISCV_VLEN_BYTES;
+        t->vector_regs = 32;
         return 0;
     }
     char *triple = LLVMGetDefaultTargetTriple();
@@ -133,6 +134,7 @@ cg_host_target(CgTarget *t)
     if (cg_target_is_riscv(t) && strcmp(t->cpu, RISCV_CPU) == 0 && !has_feature(t->features, "+v"))
         snprintf(t->features, sizeof t->features, "%s", RISCV_FEATURES);
     t->vector_bytes = vector_bytes_for(t->triple, t->cpu, t->features, &t->vector_bytes_max);
+    t->vector_regs = t->vector_bytes_max >= 64 || cg_target_is_riscv(t) ? 32 : 16;
     LLVMDisposeMessage(triple);
     LLVMDisposeMessage(cpu);
     LLVMDisposeMessage(features);

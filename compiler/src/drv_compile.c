@@ -164,7 +164,11 @@ static DrvStatus
 lower(IrModule *m, const DrvOptions *o, const CgTarget *t, DrvResult *res)
 {
     res->vector_bytes = o->vector_bytes ? o->vector_bytes : lo_vector_bytes(m, t->vector_bytes, t->vector_bytes_max);
-    LoOptions lo = {.vector_bytes = res->vector_bytes, .instrument = o->instrument};
+    LoOptions lo = {.vector_bytes = res->vector_bytes,
+                    /* kernels narrowed below the widest vector keep the 16-register
+                     * contraction block they were measured with */
+                    .vector_regs = res->vector_bytes >= t->vector_bytes_max ? t->vector_regs : 16,
+                    .instrument = o->instrument};
     char *text = NULL;
     size_t len = 0;
     IrCost cost;

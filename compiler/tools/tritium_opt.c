@@ -5,6 +5,7 @@
  *   tritium-opt file.ttir [--emit=ttir|linalg|llmlir|llir|asm|obj|so] [-o out]
  *               [--dump=<pass>|all|input] [--no-passes] [--print-locs]
  *               [--no-instrument] [--no-stream] [--vector-bytes=N] [--isolate]
+ *               [--remarks]
  *
  * Lets every compiler stage be tested from a text file without Python
  * (docs/ttir.md). The defaults are those of a Python compile (instrumentation on,
@@ -29,6 +30,7 @@ static const char *const emit_names[EMIT_COUNT] = {"ttir", "linalg", "llmlir", "
 typedef struct Opts {
     const char *in, *out;
     int emit;
+    bool remarks;
     DrvOptions drv;
 } Opts;
 
@@ -48,6 +50,8 @@ usage(FILE *f)
           "  --vector-bytes=N   vectorise for N-byte vectors (16, 32, 64; default: chosen per kernel)\n"
           "  --isolate          compile in a forked child, so that a crash in the compiler is reported\n"
           "                     as an error (also with TRITIUM_COMPILE_FORK=1; default: in process)\n"
+          "  --remarks          print the compiler's remarks (fallbacks to element-wise code, ...)\n"
+          "                     to stderr as file:line:col: remark: message\n"
           "  -h, --help         this text\n"
           "The native stages are compiled as a Python compile does: for the host\n"
           "(SPINE_TRITON_TARGET_ARCH=riscv64 cross-compiles), instrumented, with the streaming-store\n"
@@ -163,6 +167,9 @@ run(Opts *o, const char *text, size_t len)
     DrvStatus st = drv_compile(text, len, d, NULL, &r);
     if (r.pass_dump)
         fputs(r.pass_dump, stderr);
+    for (int i = 0; o->remarks && i < r.ndiags; i++)
+        if (r.diags[i].severity == 2)
+            fprintf(stderr, "%s:%d:%d: remark: %s\n", r.diags[i].file, r.diags[i].line, r.diags[i].col, r.diags[i].msg);
     int rc = 1;
     if (st != DRV_OK)
         report(&r);
@@ -200,6 +207,7 @@ parse_args(int argc, char **argv, Opts *o)
         {"no-passes", no_argument, NULL, 'n'},       {"print-locs", no_argument, NULL, 'l'},
         {"no-instrument", no_argument, NULL, 'I'},   {"no-stream", no_argument, NULL, 'S'},
         {"vector-bytes", required_argument, NULL, 'V'}, {"isolate", no_argument, NULL, 'F'},
+        {"remarks", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
     };
     int c;
@@ -224,6 +232,7 @@ parse_args(int argc, char **argv, Opts *o)
                 return 1;
             break;
         case 'F': o->drv.isolate = true; break;
+        case 'R': o->remarks = true; break;
         case 'o': o->out = optarg; break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return 1;
