@@ -210,6 +210,14 @@ IrRef ir_b_atomic_rmw(IrBuilder *b, const char *kind, IrRef ptr, IrOperand val, 
 IrRef ir_b_atomic_cas(IrBuilder *b, IrRef ptr, IrOperand cmp, IrOperand val, const char *sem,
                       const char *scope);
 
+/* SpacemiT smt.alloc: a program-local buffer; returns a pointer to its first element
+ * (addrspace 1). storage ("l2", ...) is recorded, not interpreted. */
+IrRef ir_b_smt_alloc(IrBuilder *b, int rank, const int64_t *shape, int dtype, const char *storage);
+
+/* A block pointer over the same tensor as bp (made by tl.make_block_ptr, moved by
+ * tl.advance in the same scope), its offsets moved by delta, with another block shape. */
+IrRef ir_b_block_ptr_reblock(IrBuilder *b, IrRef bp, int rank, const IrOperand *delta, const int64_t *block_shape);
+
 /* Compute. */
 IrRef ir_b_dot(IrBuilder *b, IrRef a, IrRef bb, IrRef acc, int out_dtype /* -1 default */,
                int input_precision, int max_num_imprecise_acc);

@@ -652,3 +652,67 @@ ir_b_reduce(IrBuilder *b, IrReduceKind kind, IrRef x, int axis, bool keep_dims, 
     }
     return res;
 }
+
+/* smt.alloc: a local buffer of the given shape and element type, private to the
+ * program instance; the result is a pointer to its first element (row-major),
+ * which the front end wraps in a block pointer. */
+IrRef
+ir_b_smt_alloc(IrBuilder *b, int rank, const int64_t *shape, int dtype, const char *storage)
+{
+    if (rank < 1 || rank > IR_MAX_RANK)
+        return bfail(b, "smt.alloc: shape must have 1 to %d dimensions, got %d", IR_MAX_RANK, rank);
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] <= 0 || shape[i] > (1 << 24))
+            return bfail(b, "smt.alloc: shape[%d] = %lld is not a positive size", i, (long long)shape[i]);
+        n *= shape[i];
+    }
+    if (dtype < 0 || dtype >= IR_DTYPE_COUNT || dtype == IR_I1)
+        return bfail(b, "smt.alloc: unsupported element type");
+    if (n * ((ir_dtype_bits((IrDtype)dtype) + 7) / 8) > (64 << 20))
+        return bfail(b, "smt.alloc: %lld elements do not fit a local buffer (64 MiB at most)", (long long)n);
+    IrOp *op = bemit_op(b, IR_SMT_ALLOC, NULL, 0, ir_type_ptr(b->m, scalar(b, dtype), 1));
+    ir_op_set_ints(b->fn, op, shape, (uint32_t)rank);
+    if (storage)
+        op->s = ir_arena_strdup(&b->m->arena, storage, strlen(storage));
+    return op->res[0];
+}
+
+/* A block pointer over the same tensor as bp, its offsets moved by delta, with
+ * another block shape (smt.view on a block pointer). bp is followed back through
+ * tt.advance ops to its tt.make_tensor_ptr, whose base, shape, strides and order
+ * the new pointer keeps. */
+IrRef
+ir_b_block_ptr_reblock(IrBuilder *b, IrRef bp, int rank, const IrOperand *delta, const int64_t *block_shape)
+{
+    if (!is_block_ptr(b, bp))
+        return bfail(b, "Expected a block pointer");
+    IrRef off[IR_MAX_RANK];
+    int n = 0;
+    IrOp *d = b->fn->vals[bp].def;
+    IrOp *adv[64];
+    int nadv = 0;
+    while (d && d->opc == IR_ADVANCE && nadv < 64) {
+        adv[nadv++] = d;
+        d = b->fn->vals[d->args[0]].def;
+    }
+    if (!d || d->opc != IR_MAKE_TENSOR_PTR)
+        return bfail(b, "this block pointer does not come from tl.make_block_ptr (and tl.advance) in the same scope "
+                        "(a loop-carried or branch block pointer); make the view before the loop");
+    n = (int)(d->nargs - 1) / 3;
+    if (n != rank)
+        return bfail(b, "Expected %d offsets for a rank-%d block pointer, got %d", n, n, rank);
+    IrOperand sh[IR_MAX_RANK], st[IR_MAX_RANK], of[IR_MAX_RANK];
+    for (int k = 0; k < n; k++) {
+        off[k] = d->args[1 + 2 * n + k];
+        for (int a = nadv - 1; a >= 0; a--)
+            if (!(off[k] = ir_b_binop(b, IR_B_ADD, ir_opnd(off[k]), ir_opnd(adv[a]->args[1 + k]))))
+                return IR_NONE;
+        if (!(off[k] = ir_b_binop(b, IR_B_ADD, ir_opnd(off[k]), delta[k])))
+            return IR_NONE;
+        sh[k] = ir_opnd(d->args[1 + k]);
+        st[k] = ir_opnd(d->args[1 + n + k]);
+        of[k] = ir_opnd(off[k]);
+    }
+    return ir_b_make_block_ptr(b, ir_opnd(d->args[0]), n, sh, st, of, block_shape, d->ints);
+}

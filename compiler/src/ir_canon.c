@@ -6,7 +6,7 @@
  * constants, shape ops of splats; applies identities (x+0, x*1, x*0 for ints,
  * x&x, x-x ...), selects with a constant condition, addptr with a zero offset and
  * cast chains (trunc(ext x), ext(ext x)); moves constants to the right of
- * commutative ops. Integer folds wrap at the type's width and never fold
+ * commutative ops; folds `acc + dot(a, b, 0)` into `dot(a, b, acc)`. Integer folds wrap at the type's width and never fold
  * undefined cases (division by zero, signed overflow of division, oversized
  * shifts, out-of-range float-to-int); float folds are exact or correctly
  * rounded (computed in double, rounded once) and skip anything libm-dependent.
@@ -495,15 +495,49 @@ visit(IrOp *op, void *user)
     c->changed = true;
 }
 
+/* acc + dot(a, b, 0) -> dot(a, b, acc) when the dot has no other use, as upstream's
+ * combine pass does: `acc += tl.dot(a, b)` accumulates in the dot instead of a
+ * separate pass over the tile. The dot moves to the add (its operands dominate it). */
+static void
+fuse_dot_add(IrOp *op, void *user)
+{
+    Canon *c = user;
+    if ((op->opc != IR_ADDF && op->opc != IR_ADDI) || op->nargs != 2)
+        return;
+    for (int side = 0; side < 2; side++) {
+        IrRef x = op->args[side], y = op->args[1 - side];
+        IrOp *d = def_of(c, x);
+        Cst k;
+        if (!d || d->opc != IR_DOT || d->parent != op->parent || c->f->vals[x].nuse != 1 || ty(c, x) != ty(c, y) ||
+            ty(c, x) != ty(c, op->res[0]))
+            continue;
+        if (!getcst(c, d->args[2], &k) || k.i != 0 || k.f != 0 || signbit(k.f))
+            continue;
+        ir_op_unlink(d);
+        ir_op_insert_before(op, d);
+        d->args[2] = y;
+        ir_replace_uses(c->f, op->res[0], x);
+        ir_op_unlink(op);
+        c->changed = true;
+        return;
+    }
+}
+
 void
 ir_canonicalize(IrFunc *f)
 {
     Canon c = {.f = f, .m = f->mod};
     int rounds = 0;
     do {
-        c.changed = false;
-        ir_walk(f->body, visit, &c);
-        if (++rounds > 1000)
-            ir_die("canonicalize does not converge");
+        do {
+            c.changed = false;
+            ir_walk(f->body, visit, &c);
+            if (++rounds > 1000)
+                ir_die("canonicalize does not converge");
+        } while (c.changed);
+        ir_fill_uses(f);
+        ir_walk(f->body, fuse_dot_add, &c);
+        if (ir_layout(f))
+            c.changed = true;
     } while (c.changed);
 }

@@ -329,6 +329,28 @@ emit_record(LeCtx *c, IrOp *op)
     return 0;
 }
 
+/* ---- program-local buffers (smt.alloc) ------------------------------------------------- */
+
+/* A buffer of its element count, seen as the 1-D dynamic memref a kernel argument
+ * is, so views of it are built as for arguments. */
+static int
+emit_local_buffer(LeCtx *c, IrOp *op)
+{
+    const PtrForm *pf = lp_ptrform(c->plan, op->res[0]);
+    int d = ir_type_dtype(c->m, pf->elem);
+    int64_t n = 1;
+    for (uint32_t i = 0; i < op->nints; i++)
+        n *= op->ints[i];
+    LoType bt = lt_tensor(d, 1, &n), dt = lt_scalar(d);
+    bt.kind = LT_MEMREF;
+    dt.kind = LT_MEMREF;
+    dt.rank = 1;
+    dt.shape[0] = LT_DYN;
+    unsigned buf = lo_emit(c->out, "memref.alloc() : %s", le_ty(c, &bt));
+    c->param_ssa[pf->param] = lo_emit(c->out, "memref.cast %%v%u : %s to %s", buf, le_ty(c, &bt), le_ty(c, &dt));
+    return 0;
+}
+
 /* ---- the walk ----------------------------------------------------------------------------- */
 
 static int
@@ -365,6 +387,7 @@ emit_op(LeCtx *c, IrOp *op)
             lo_line(c->out, "return");
         return 0;
     case IR_PROTON_RECORD: return emit_record(c, op);
+    case IR_SMT_ALLOC: return emit_local_buffer(c, op);
     default:
         break;
     }
@@ -389,14 +412,15 @@ emit_block(LeCtx *c, IrBlock *b)
 
 /* ---- the module ------------------------------------------------------------------------------- */
 
+/* Compute-bound work: math the lowering expands into polynomials, or a dot. */
 static bool
-block_has_math(const IrBlock *b)
+block_is_compute_bound(const IrBlock *b)
 {
     for (const IrOp *op = b->first; op; op = op->next) {
-        if (lo_math_expands((IrOpc)op->opc))
+        if (lo_math_expands((IrOpc)op->opc) || op->opc == IR_DOT)
             return true;
         for (uint32_t i = 0; i < op->nregs; i++)
-            if (block_has_math(op->regs[i]))
+            if (block_is_compute_bound(op->regs[i]))
                 return true;
     }
     return false;
@@ -408,7 +432,7 @@ lo_vector_bytes(IrModule *m, int usual, int widest)
     if (widest <= usual)
         return usual;
     for (IrFunc *f = m->funcs; f; f = f->next)
-        if (block_has_math(f->body))
+        if (block_is_compute_bound(f->body))
             return widest;
     return usual;
 }
@@ -483,7 +507,7 @@ lo_lower_module(IrModule *m, const LoOptions *opt, char **text, size_t *len, IrC
     out.ctr = &ctr;
     LeCtx c = {.m = m, .f = f, .opt = opt, .plan = plan, .x = lp_exprs(plan), .out = &out, .scope = -1};
     c.vals = calloc(f->nvals, sizeof *c.vals);
-    c.param_ssa = calloc(f->body->nargs + 1, sizeof *c.param_ssa);
+    c.param_ssa = calloc(f->body->nargs + (uint32_t)lp_num_locals(plan) + 1, sizeof *c.param_ssa);
     if (!c.vals || !c.param_ssa)
         ir_die("out of memory");
     le_scope_push(&c); /* the root scope */

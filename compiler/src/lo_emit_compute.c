@@ -14,99 +14,171 @@
 #include <math.h>
 #include <string.h>
 
-/* ---- dot -------------------------------------------------------------------------------- */
+/* ---- dot ------------------------------------------------------------------------------ */
 
-/* The register block a contraction wants: MB rows x NB columns of C kept in
- * vector registers (8 x 2VL with 32 registers, 4 x 2VL with 16), one k per step. */
-static void
-contraction_tile(const LeCtx *c, int rank, const int64_t *cs, int64_t kext, int elem_bytes, int64_t *tile)
+/* B [(batch,) K, N] as panels [(batch,) N/nr, K, nr] of the accumulator's type:
+ * each k step of the micro-kernel reads nr contiguous elements. */
+static unsigned
+pack_b(LeCtx *c, IrRef bv, int nr, int acc, LoType *pt)
 {
-    int vl = c->opt->vector_bytes / (elem_bytes > 0 ? elem_bytes : 4);
-    if (vl < 1)
-        vl = 1;
-    int regs = c->opt->vector_regs ? c->opt->vector_regs : c->opt->vector_bytes >= 64 ? 32 : 16;
-    int64_t M = cs[rank - 2], N = cs[rank - 1];
-    for (int d = 0; d < rank - 2; d++)
-        tile[d] = cs[d] == 1 ? 0 : 1;
-    int64_t mc[] = {regs >= 32 ? 8 : 4, 2, 1}, nc[] = {2 * (int64_t)vl, vl};
-    int64_t mb = 1, nb = 1;
-    for (int i = 0; i < 3; i++)
-        if (M % mc[i] == 0) {
-            mb = mc[i];
-            break;
-        }
-    for (int i = 0; i < 2; i++)
-        if (N % nc[i] == 0) {
-            nb = nc[i];
-            break;
-        }
-    tile[rank - 2] = mb == M ? 0 : mb;
-    tile[rank - 1] = N <= vl ? 0 : nb;
-    tile[rank] = kext == 1 ? 0 : 1; /* one k per step: the accumulators and two B rows stay in registers */
+    IrType bt = c->f->vals[bv].type;
+    int r = ir_type_rank(c->m, bt), from = ir_type_dtype(c->m, ir_type_elem(c->m, bt));
+    unsigned b = le_dense_tile(c, bv, from);
+    LoType t2 = lt_of_tile(c->m, bt), t3 = t2;
+    int64_t K = t2.shape[r - 2], N = t2.shape[r - 1];
+    t3.rank = (uint8_t)(r + 1);
+    t3.shape[r - 1] = N / nr;
+    t3.shape[r] = nr;
+    LoBuf *o = c->out;
+    unsigned x = lo_fresh(o);
+    lo_printf(o, "%*s%%v%u = tensor.expand_shape %%v%u [", o->indent, "", x, b);
+    for (int d = 0; d < r - 1; d++)
+        lo_printf(o, "[%d], ", d);
+    lo_printf(o, "[%d, %d]] output_shape [", r - 1, r);
+    for (int d = 0; d <= r; d++)
+        lo_printf(o, "%s%lld", d ? ", " : "", (long long)t3.shape[d]);
+    lo_printf(o, "] : %s into %s\n", le_ty(c, &t2), le_ty(c, &t3));
+    /* panels: out (batch?, n1, k, n0) <- in (batch?, k, n1, n0) */
+    *pt = t3;
+    pt->elem = (uint8_t)acc;
+    int in[IR_MAX_RANK + 1], q = 0;
+    for (int d = 0; d < r - 2; d++)
+        in[q++] = d;
+    pt->shape[r - 2] = N / nr;
+    pt->shape[r - 1] = K;
+    pt->shape[r] = nr;
+    in[q++] = r - 1; /* k is the panel's middle dim */
+    in[q++] = r - 2; /* n1 */
+    in[q++] = r;     /* n0 */
+    in[q] = -1;
+    return le_pack_copy(c, x, &t3, in, pt);
 }
 
-/* The cast of a dot operand element to the accumulator type (linalg.matmul's). */
+/* tensor.extract_slice of the columns [off, off + cs's width) of whole (type tc, slice
+ * type cs), or with part != 0 tensor.insert_slice of part there: the new SSA */
 static unsigned
-dot_cast(LeCtx *c, LoBuf *b, unsigned x, int from, int to)
+column_slice(LeCtx *c, const char *what, unsigned part, unsigned whole, unsigned off, const LoType *tc,
+             const LoType *cs)
 {
-    if (from == to)
-        return x;
-    const char *f = ir_dtype_mlir((IrDtype)from), *t = ir_dtype_mlir((IrDtype)to);
-    if (ir_dtype_is_float((IrDtype)to)) {
-        if (ir_dtype_is_float((IrDtype)from))
-            return lo_emit(b, "arith.%s %%v%u : %s to %s", ir_dtype_bits((IrDtype)from) < ir_dtype_bits((IrDtype)to)
-                                                                ? "extf" : "truncf", x, f, t);
-        return lo_emit(b, "arith.%s %%v%u : %s to %s", ir_dtype_is_signed((IrDtype)from) ? "sitofp" : "uitofp", x, f, t);
-    }
-    (void)c;
-    if (ir_dtype_bits((IrDtype)from) == ir_dtype_bits((IrDtype)to))
-        return x;
-    return lo_emit(b, "arith.%s %%v%u : %s to %s", ir_dtype_bits((IrDtype)from) > ir_dtype_bits((IrDtype)to) ? "trunci"
-                   : ir_dtype_is_signed((IrDtype)from) ? "extsi" : "extui", x, f, t);
+    LoBuf *o = c->out;
+    unsigned r = lo_fresh(o);
+    int rank = tc->rank;
+    if (part)
+        lo_printf(o, "%*s%%v%u = tensor.%s %%v%u into %%v%u[", o->indent, "", r, what, part, whole);
+    else
+        lo_printf(o, "%*s%%v%u = tensor.%s %%v%u[", o->indent, "", r, what, whole);
+    for (int d = 0; d < rank - 1; d++)
+        lo_printf(o, "0, ");
+    lo_printf(o, "%%v%u] [", off);
+    for (int d = 0; d < rank; d++)
+        lo_printf(o, "%s%lld", d ? ", " : "", (long long)cs->shape[d]);
+    lo_printf(o, "] [");
+    for (int d = 0; d < rank; d++)
+        lo_printf(o, "%s1", d ? ", " : "");
+    if (part)
+        lo_printf(o, "] : %s into %s\n", le_ty(c, cs), le_ty(c, tc));
+    else
+        lo_printf(o, "] : %s to %s\n", le_ty(c, tc), le_ty(c, cs));
+    return r;
 }
 
 int
 le_dot(LeCtx *c, IrOp *op)
 {
-    unsigned a = le_materialize(c, op->args[0]);
-    unsigned b = le_materialize(c, op->args[1]);
-    unsigned acc = le_materialize(c, op->args[2]);
-    IrType at = c->f->vals[op->args[0]].type, bt = c->f->vals[op->args[1]].type, ct = c->f->vals[op->args[2]].type;
-    int rank = ir_type_rank(c->m, c->f->vals[op->res[0]].type);
-    int ea = ir_type_dtype(c->m, ir_type_elem(c->m, at)), eb = ir_type_dtype(c->m, ir_type_elem(c->m, bt));
-    int ec = ir_type_dtype(c->m, ir_type_elem(c->m, ct));
-    const int64_t *as = ir_type_shape(c->m, at);
-    const char *cts = le_tile_ty(c, ct);
-    /* loops: batch?, m, n, k */
+    const LpDot *pd = lp_dot(c->plan, op);
+    IrType at = c->f->vals[op->args[0]].type, ct = c->f->vals[op->args[2]].type;
+    int rank = ir_type_rank(c->m, ct), acc = pd->acc;
+    int ea = ir_type_dtype(c->m, ir_type_elem(c->m, at));
+    LoType ta = lt_of_tile(c->m, at), tc = lt_of_tile(c->m, ct);
+    (void)ea;
+    unsigned a = pd->a_copy ? le_dense_tile(c, op->args[0], acc) : le_materialize(c, op->args[0]);
+    ta.elem = (uint8_t)acc;
+    LoType tp;
+    unsigned bp = pack_b(c, op->args[1], pd->nr, acc, &tp);
+    unsigned acc0 = le_materialize(c, op->args[2]);
+    int64_t M = tc.shape[rank - 2], N = tc.shape[rank - 1], K = ta.shape[rank - 1], nb = N / pd->nr;
+    LoBuf *o = c->out;
+    /* one column panel of C at a time: C[:, n1*nr : (n1+1)*nr] += A @ panel n1 */
+    unsigned n1 = 0, carry = 0, res = 0;
+    unsigned cur = acc0;
+    if (nb > 1) {
+        res = lo_fresh(o);
+        n1 = lo_fresh(o);
+        carry = lo_fresh(o);
+        lo_line(o, "%%v%u = scf.for %%v%u = %%v%u to %%v%u step %%v%u iter_args(%%v%u = %%v%u) -> (%s) {", res, n1,
+                le_const_index(c, 0), le_const_index(c, nb), le_const_index(c, 1), carry, acc0, le_ty(c, &tc));
+        o->indent += 2;
+        cur = carry;
+    }
+    int saved = c->scope;
+    if (nb > 1)
+        le_scope_push(c);
+    unsigned off = nb > 1 ? lo_emit(o, "arith.muli %%v%u, %%v%u : index", n1, le_const_index(c, pd->nr)) : 0;
+    LoType cs = tc, bs = tp;
+    cs.shape[rank - 1] = pd->nr;
+    bs.rank = (uint8_t)rank; /* rank-reduced panel [(batch,) K, nr] */
+    for (int d = 0; d < rank - 2; d++)
+        bs.shape[d] = tp.shape[d];
+    bs.shape[rank - 2] = K;
+    bs.shape[rank - 1] = pd->nr;
+    unsigned csl = cur, bsl = bp;
+    if (nb > 1) {
+        csl = column_slice(c, "extract_slice", 0, cur, off, &tc, &cs);
+    }
+    { /* the panel, rank-reduced to [(batch,) K, nr] */
+        bsl = lo_fresh(o);
+        lo_printf(o, "%*s%%v%u = tensor.extract_slice %%v%u[", o->indent, "", bsl, bp);
+        for (int d = 0; d < rank - 2; d++)
+            lo_printf(o, "0, ");
+        if (nb > 1)
+            lo_printf(o, "%%v%u, 0, 0] [", n1);
+        else
+            lo_printf(o, "0, 0, 0] [");
+        for (int d = 0; d < rank - 2; d++)
+            lo_printf(o, "%lld, ", (long long)tp.shape[d]);
+        lo_printf(o, "1, %lld, %d] [", (long long)K, pd->nr);
+        for (int d = 0; d <= rank; d++)
+            lo_printf(o, "%s1", d ? ", " : "");
+        lo_printf(o, "] : %s to %s\n", le_ty(c, &tp), le_ty(c, &bs));
+    }
+    /* the micro-kernel: C block mr x nr in registers over single k steps */
     static const char *const maps2[3] = {"affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d2, d1)>",
                                          "affine_map<(d0, d1, d2) -> (d0, d1)>"};
     static const char *const maps3[3] = {"affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>",
                                          "affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>",
                                          "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>"};
     const char *const *maps = rank == 3 ? maps3 : maps2;
-    LoBuf *o = c->out;
+    const char *te = lt_elem_name(acc);
     unsigned r = lo_fresh(o), xa = lo_fresh(o), xb = lo_fresh(o), xc = lo_fresh(o);
     lo_printf(o, "%*s%%v%u = linalg.generic {indexing_maps = [%s, %s, %s], iterator_types = [%s\"parallel\", "
                  "\"parallel\", \"reduction\"]} ins(%%v%u, %%v%u : %s, %s) outs(%%v%u : %s)",
-              o->indent, "", r, maps[0], maps[1], maps[2], rank == 3 ? "\"parallel\", " : "", a, b,
-              le_tile_ty(c, at), le_tile_ty(c, bt), acc, cts);
+              o->indent, "", r, maps[0], maps[1], maps[2], rank == 3 ? "\"parallel\", " : "", a, bsl, le_ty(c, &ta),
+              le_ty(c, &bs), csl, le_ty(c, &cs));
     int64_t tile[4];
-    int eb_max = ir_dtype_bits((IrDtype)ec) / 8;
-    if (ir_dtype_bits((IrDtype)ea) / 8 > eb_max)
-        eb_max = ir_dtype_bits((IrDtype)ea) / 8;
-    contraction_tile(c, rank, ir_type_shape(c->m, ct), as[rank - 1], eb_max, tile);
+    for (int d = 0; d < rank - 2; d++)
+        tile[d] = tc.shape[d] == 1 ? 0 : 1;
+    tile[rank - 2] = pd->mr == M ? 0 : pd->mr;
+    tile[rank - 1] = 0;
+    tile[rank] = K == 1 ? 0 : 1;
     le_kind_attrs(c, o, "contraction", rank + 1, tile, 0);
-    const char *ta = ir_dtype_mlir((IrDtype)ea), *tb = ir_dtype_mlir((IrDtype)eb), *tc = ir_dtype_mlir((IrDtype)ec);
-    lo_printf(o, " {\n%*s^bb0(%%v%u: %s, %%v%u: %s, %%v%u: %s):\n", o->indent, "", xa, ta, xb, tb, xc, tc);
+    lo_printf(o, " {\n%*s^bb0(%%v%u: %s, %%v%u: %s, %%v%u: %s):\n", o->indent, "", xa, te, xb, te, xc, te);
     o->indent += 2;
-    unsigned ca = dot_cast(c, o, xa, ea, ec), cb = dot_cast(c, o, xb, eb, ec);
-    bool fl = ir_dtype_is_float((IrDtype)ec);
-    unsigned m = lo_emit(o, "arith.%s %%v%u, %%v%u : %s", fl ? "mulf" : "muli", ca, cb, tc);
-    unsigned s = lo_emit(o, "arith.%s %%v%u, %%v%u : %s", fl ? "addf" : "addi", xc, m, tc);
-    lo_line(o, "linalg.yield %%v%u : %s", s, tc);
+    bool fl = ir_dtype_is_float((IrDtype)acc);
+    unsigned m = lo_emit(o, "arith.%s %%v%u, %%v%u : %s", fl ? "mulf" : "muli", xa, xb, te);
+    unsigned s = lo_emit(o, "arith.%s %%v%u, %%v%u : %s", fl ? "addf" : "addi", xc, m, te);
+    lo_line(o, "linalg.yield %%v%u : %s", s, te);
     o->indent -= 2;
-    lo_line(o, "} -> %s", cts);
-    le_set_tensor(c, op->res[0], r);
+    lo_line(o, "} -> %s", le_ty(c, &cs));
+    unsigned out = r;
+    if (nb > 1) {
+        unsigned ins = column_slice(c, "insert_slice", r, cur, off, &tc, &cs);
+        lo_line(o, "scf.yield %%v%u : %s", ins, le_ty(c, &tc));
+        le_scope_pop(c, saved);
+        o->indent -= 2;
+        lo_line(o, "}");
+        out = res;
+    }
+    le_set_tensor(c, op->res[0], out);
     return 0;
 }
 

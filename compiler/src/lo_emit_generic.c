@@ -750,7 +750,7 @@ le_materialize(LeCtx *c, IrRef v)
 /* ---- snapshots: loads copied where they stand ------------------------------------------------ */
 
 /* A memref-level element-wise generic: fill 'dst' with scalar 'x' (src 0), or
- * copy src into dst (both memrefs of the same shape). */
+ * copy src into dst (both memrefs of the same shape), converting the element type. */
 static void
 memref_generic(LeCtx *c, unsigned src, const LoType *st, unsigned dst, const LoType *dt, unsigned x)
 {
@@ -777,10 +777,13 @@ memref_generic(LeCtx *c, unsigned src, const LoType *st, unsigned dst, const LoT
     unsigned a = lo_fresh(o), b = lo_fresh(o);
     const char *e = lt_elem_name(dt->elem);
     if (src)
-        lo_printf(o, " {\n%*s^bb0(%%v%u: %s, %%v%u: %s):\n", o->indent, "", a, e, b, e);
+        lo_printf(o, " {\n%*s^bb0(%%v%u: %s, %%v%u: %s):\n", o->indent, "", a, lt_elem_name(st->elem), b, e);
     else
         lo_printf(o, " {\n%*s^bb0(%%v%u: %s):\n", o->indent, "", b, e);
-    lo_line(o, "  linalg.yield %%v%u : %s", src ? a : x, e);
+    o->indent += 2;
+    unsigned y = src ? le_elem_cast(o, a, st->elem, dt->elem) : x;
+    lo_line(o, "linalg.yield %%v%u : %s", y, e);
+    o->indent -= 2;
     lo_line(o, "}");
 }
 
@@ -875,52 +878,135 @@ copy_wrapped(LeCtx *c, const LpMem *mem, IrType elem, int rank, unsigned buf, co
     lo_line(o, "}");
 }
 
+/* tensor t of tile type ty converted element by element to elem (t itself when it has it) */
+static unsigned
+cast_tile(LeCtx *c, unsigned t, IrType ty, int elem)
+{
+    LoType st = lt_of_tile(c->m, ty), dt = st;
+    if (st.elem == elem)
+        return t;
+    dt.elem = (uint8_t)elem;
+    int in[IR_MAX_RANK + 1];
+    for (int d = 0; d < st.rank; d++)
+        in[d] = d;
+    in[st.rank] = -1;
+    return le_pack_copy(c, t, &st, in, &dt);
+}
+
+/* The tile load v copied where it stands into a fresh buffer of element type
+ * elem (zero tails from the padding value, converted): a tensor SSA. */
+static unsigned
+snapshot_into(LeCtx *c, IrRef v, int elem)
+{
+    IrVal *val = &c->f->vals[v];
+    IrOp *ld = val->def;
+    const LpMem *mem = lp_mem(c->plan, ld);
+    IrType et = ir_type_elem(c->m, val->type);
+    int from = ir_type_dtype(c->m, et);
+    if (mem->access == LA_GATHER || (mem->access == LA_VIEW && !mem->pad_uniform)) {
+        return cast_tile(c, tile_generic(c, v, true), val->type, elem);
+    }
+    int rank = ir_type_rank(c->m, val->type);
+    const int64_t *shape = ir_type_shape(c->m, val->type);
+    LoType bt = lt_tensor(elem, rank, shape);
+    bt.kind = LT_MEMREF;
+    unsigned buf = lo_emit(c->out, "memref.alloc() : %s", le_ty(c, &bt));
+    LoIter it;
+    le_iter(c, &mem->reg, rank, shape, &it);
+    bool partial = false;
+    for (int k = 0; k < rank; k++)
+        partial |= it.lo[k] || it.size[k];
+    if (partial)
+        memref_generic(c, 0, NULL, buf, &bt, le_elem_cast(c->out, pad_value(c, ld, et), from, elem));
+    int w = -1;
+    for (int k = 0; k < rank; k++)
+        if (mem->form.wrap[k])
+            w = k;
+    if (w >= 0) {
+        copy_wrapped(c, mem, et, rank, buf, &bt, &it, w);
+    } else {
+        bool unit[IR_MAX_RANK] = {0};
+        LoType vt, sv;
+        unsigned view = le_view(c, mem->param, et, rank, mem->form.base, mem->form.coef, it.lo, it.size, shape, false,
+                                unit, &vt);
+        unsigned dst = partial ? buffer_subview(c, buf, &bt, it.lo, it.size, &sv) : buf;
+        memref_generic(c, view, &vt, dst, partial ? &sv : &bt, 0);
+    }
+    return lo_emit(c->out, "bufferization.to_tensor %%v%u restrict : %s", buf, le_ty(c, &bt));
+}
+
 unsigned
 le_load_snapshot(LeCtx *c, IrRef v)
 {
     LeVal *lv = &c->vals[v];
     if (lv->ssa && le_scope_visible(c, lv->scope))
         return lv->ssa;
-    IrVal *val = &c->f->vals[v];
-    IrOp *ld = val->def;
-    const LpMem *mem = lp_mem(c->plan, ld);
-    unsigned r;
-    if (mem->access == LA_GATHER || (mem->access == LA_VIEW && !mem->pad_uniform)) {
-        r = tile_generic(c, v, true);
-    } else {
-        IrType elem = ir_type_elem(c->m, val->type);
-        int rank = ir_type_rank(c->m, val->type);
-        const int64_t *shape = ir_type_shape(c->m, val->type);
-        LoType bt = lt_tensor(ir_type_dtype(c->m, elem), rank, shape);
-        bt.kind = LT_MEMREF;
-        unsigned buf = lo_emit(c->out, "memref.alloc() : %s", le_ty(c, &bt));
-        LoIter it;
-        le_iter(c, &mem->reg, rank, shape, &it);
-        bool partial = false;
-        for (int k = 0; k < rank; k++)
-            partial |= it.lo[k] || it.size[k];
-        if (partial)
-            memref_generic(c, 0, NULL, buf, &bt, pad_value(c, ld, elem));
-        int w = -1;
-        for (int k = 0; k < rank; k++)
-            if (mem->form.wrap[k])
-                w = k;
-        if (w >= 0) {
-            copy_wrapped(c, mem, elem, rank, buf, &bt, &it, w);
-        } else {
-            bool unit[IR_MAX_RANK] = {0};
-            LoType vt, sv;
-            unsigned view = le_view(c, mem->param, elem, rank, mem->form.base, mem->form.coef, it.lo, it.size, shape,
-                                    false, unit, &vt);
-            unsigned dst = partial ? buffer_subview(c, buf, &bt, it.lo, it.size, &sv) : buf;
-            memref_generic(c, view, &vt, dst, partial ? &sv : &bt, 0);
-        }
-        r = lo_emit(c->out, "bufferization.to_tensor %%v%u restrict : %s", buf, le_ty(c, &bt));
-    }
+    unsigned r = snapshot_into(c, v, ir_type_dtype(c->m, ir_type_elem(c->m, c->f->vals[v].type)));
     lv = &c->vals[v];
     lv->ssa = r;
     lv->scope = c->scope;
     lv->as_i8 = 0;
+    return r;
+}
+
+unsigned
+le_dense_tile(LeCtx *c, IrRef v, int elem)
+{
+    IrVal *val = &c->f->vals[v];
+    const LpVal *pv = lp_val(c->plan, v);
+    LeVal *lv = &c->vals[v];
+    int from = ir_type_dtype(c->m, ir_type_elem(c->m, val->type));
+    bool visible = lv->ssa && le_scope_visible(c, lv->scope);
+    if (!visible && pv->kind == LP_LOAD && pv->mat == LM_LAZY) {
+        const LpMem *mem = lp_mem(c->plan, val->def);
+        if (mem->access != LA_VIEW || !lp_region_is_full(&mem->reg))
+            return elem == from ? le_load_snapshot(c, v) : snapshot_into(c, v, elem);
+    }
+    return cast_tile(c, le_materialize(c, v), val->type, elem);
+}
+
+/* ---- copies with a layout: packing ------------------------------------------------- */
+
+static void
+print_dims(LoBuf *o, int n, const int *d)
+{
+    lo_printf(o, "affine_map<(");
+    for (int i = 0; i < n; i++)
+        lo_printf(o, "%sd%d", i ? ", " : "", i);
+    lo_printf(o, ") -> (");
+    for (int i = 0; d[i] >= 0; i++)
+        lo_printf(o, "%sd%d", i ? ", " : "", d[i]);
+    lo_printf(o, ")>");
+}
+
+unsigned
+le_pack_copy(LeCtx *c, unsigned src, const LoType *st, const int *in, const LoType *dt)
+{
+    unsigned e = le_alloc_tensor(c, dt);
+    LoBuf *o = c->out;
+    unsigned r = lo_fresh(o), x = lo_fresh(o), y = lo_fresh(o);
+    int id[IR_MAX_RANK + 1];
+    for (int i = 0; i < dt->rank; i++)
+        id[i] = i;
+    id[dt->rank] = -1;
+    lo_printf(o, "%*s%%v%u = linalg.generic {indexing_maps = [", o->indent, "", r);
+    print_dims(o, dt->rank, in);
+    lo_printf(o, ", ");
+    print_dims(o, dt->rank, id);
+    lo_printf(o, "], iterator_types = [");
+    for (int i = 0; i < dt->rank; i++)
+        lo_printf(o, "%s\"parallel\"", i ? ", " : "");
+    lo_printf(o, "]} ins(%%v%u : %s) outs(%%v%u : %s)", src, le_ty(c, st), e, le_ty(c, dt));
+    int64_t tile[IR_MAX_RANK];
+    le_elementwise_tile(c, dt->rank, dt->shape, (ir_dtype_bits((IrDtype)dt->elem) + 7) / 8, tile);
+    le_kind_attrs(c, o, "pack", dt->rank, tile, 0);
+    lo_printf(o, " {\n%*s^bb0(%%v%u: %s, %%v%u: %s):\n", o->indent, "", x, lt_elem_name(st->elem), y,
+              lt_elem_name(dt->elem));
+    o->indent += 2;
+    unsigned v = le_elem_cast(o, x, st->elem, dt->elem);
+    lo_line(o, "linalg.yield %%v%u : %s", v, lt_elem_name(dt->elem));
+    o->indent -= 2;
+    lo_line(o, "} -> %s", le_ty(c, dt));
     return r;
 }
 

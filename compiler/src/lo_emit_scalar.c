@@ -236,3 +236,22 @@ le_scalar_op(LeCtx *c, IrOp *op, const unsigned *args)
     return le_const(c, IR_I32, 0, 0);
 }
 
+/* x converted from element type 'from' to 'to' (the casts linalg.matmul applies to
+ * its operands: integers extend by their signedness). */
+unsigned
+le_elem_cast(LoBuf *b, unsigned x, int from, int to)
+{
+    if (from == to)
+        return x;
+    const char *f = ir_dtype_mlir((IrDtype)from), *t = ir_dtype_mlir((IrDtype)to);
+    if (ir_dtype_is_float((IrDtype)to)) {
+        if (ir_dtype_is_float((IrDtype)from))
+            return lo_emit(b, "arith.%s %%v%u : %s to %s",
+                           ir_dtype_bits((IrDtype)from) < ir_dtype_bits((IrDtype)to) ? "extf" : "truncf", x, f, t);
+        return lo_emit(b, "arith.%s %%v%u : %s to %s", ir_dtype_is_signed((IrDtype)from) ? "sitofp" : "uitofp", x, f, t);
+    }
+    if (ir_dtype_bits((IrDtype)from) == ir_dtype_bits((IrDtype)to))
+        return x;
+    return lo_emit(b, "arith.%s %%v%u : %s to %s", ir_dtype_bits((IrDtype)from) > ir_dtype_bits((IrDtype)to) ? "trunci"
+                   : ir_dtype_is_signed((IrDtype)from) ? "extsi" : "extui", x, f, t);
+}

@@ -214,6 +214,19 @@ typedef struct LpVal {
                             and views, and to the end of a loop for uses inside it */
 } LpVal;
 
+/* A tl.dot as the emitter writes it (docs/compiler.md §2.6): B packed into
+ * [N/nr, K, nr] panels of the accumulator's type, A read where it is or copied
+ * dense in the accumulator's type, and an mr x nr register block of C carried
+ * over single k steps (the micro-kernel). */
+typedef struct LpDot {
+    const IrOp *op;
+    int mr, nr;          /* register block: mr rows of C, nr columns (a multiple of
+                            the vector length, or a part of one) */
+    int acc;             /* accumulator dtype (IrDtype) */
+    uint8_t a_copy;      /* A is copied into a dense acc-typed tile first (a padded
+                            or partial load, another element type) */
+} LpDot;
+
 typedef struct LpMem {
     const IrOp *op;
     uint8_t access;      /* LpAccess */
@@ -235,6 +248,12 @@ const LpVal *lp_val(const LoPlan *p, IrRef v);
 const LpMem *lp_mem(const LoPlan *p, const IrOp *op);   /* loads, stores, atomics */
 BlockPtr *lp_bptr(LoPlan *p, IrRef v);                  /* LP_BPTR values */
 const LpLoop *lp_loop(const LoPlan *p, const IrOp *op); /* scf.for / scf.while */
+const LpDot *lp_dot(const LoPlan *p, const IrOp *op);   /* tt.dot */
+/* Program-local buffers (smt.alloc): they are addressed as kernel arguments
+ * numbered after the real ones (PtrForm.param = nparams + index). */
+int lp_num_locals(const LoPlan *p);
+/* Is region r the whole tile (no bound, no condition)? */
+bool lp_region_is_full(const Region *r);
 int lp_num_loops(const LoPlan *p);
 const LpLoop *lp_loop_at(const LoPlan *p, int i);
 /* Tiles materialised at in-kernel scope boundary 'rec' (a proton.record), so the
@@ -287,6 +306,9 @@ struct LoPlan {
     int nloops, caploops;
     LpBarrier *barriers;
     uint32_t nbarriers, capbarriers;
+    LpDot *dots;
+    uint32_t ndots, capdots;
+    int nlocals;
     LpOpSlot *opmap;     /* open addressing, IrOp* -> index (mems, loops, barriers) */
     uint32_t opcap, nops;
     LpCostCell *cells;   /* cells[l + 1] for loop l, cells[0] the kernel body */
@@ -426,6 +448,7 @@ void le_kind_attrs(LeCtx *c, LoBuf *b, const char *kind, int nt, const int64_t *
 /* lo_emit_scalar.c */
 unsigned le_const(LeCtx *c, int dtype, int64_t iv, double fv);
 unsigned le_scalar_op(LeCtx *c, IrOp *op, const unsigned *args);
+unsigned le_elem_cast(LoBuf *b, unsigned x, int from, int to); /* element type conversion */
 
 /* lo_emit_generic.c */
 typedef struct LoIter {
@@ -458,6 +481,14 @@ int le_elementwise_tile(const LeCtx *c, int rank, const int64_t *shape, int elem
 unsigned le_alloc_tensor(LeCtx *c, const LoType *t);
 /* The tile load v copied into a fresh buffer where it stands (snapshot, wrap-around). */
 unsigned le_load_snapshot(LeCtx *c, IrRef v);
+/* A dense full tile of v in element type elem (a dot operand): a load with a
+ * partial region is copied into a zero-padded buffer at memref level, anything else
+ * is materialised (and converted by a copy when its type differs). */
+unsigned le_dense_tile(LeCtx *c, IrRef v, int elem);
+/* dst = cast(src) as an all-parallel "pack" generic into a fresh tensor of type dt;
+ * 'in' is the input's indexing map: for each src dim, the dst dim indexing it
+ * (-1 ends). */
+unsigned le_pack_copy(LeCtx *c, unsigned src, const LoType *st, const int *in, const LoType *dt);
 
 /* lo_emit_mem.c */
 int le_load(LeCtx *c, IrOp *op);     /* scalar loads; tile loads (lazy or snapshot) */

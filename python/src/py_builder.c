@@ -583,6 +583,40 @@ make_block_ptr(PyObject *self, PyObject *args)
     return ret_ref(self, ir_b_make_block_ptr(B(self), bo, n4, s, st, of, bl, or));
 }
 
+/* smt_alloc(shape, dtype_code, storage) -> ref of a pointer to a local buffer */
+static PyObject *
+smt_alloc(PyObject *self, PyObject *args)
+{
+    PyObject *shape;
+    int dt;
+    const char *storage;
+    if (!PyArg_ParseTuple(args, "Ois", &shape, &dt, &storage))
+        return NULL;
+    int64_t sh[8];
+    int n = py_int64_seq(shape, sh, 8, "shape");
+    if (n < 0)
+        return NULL;
+    return ret_ref(self, ir_b_smt_alloc(B(self), n, sh, dt, storage));
+}
+
+/* block_ptr_reblock(bp, delta_offsets, block_shape) -> ref */
+static PyObject *
+block_ptr_reblock(PyObject *self, PyObject *args)
+{
+    unsigned p;
+    PyObject *offs, *block;
+    if (!PyArg_ParseTuple(args, "IOO", &p, &offs, &block))
+        return NULL;
+    IrOperand of[8];
+    int64_t bl[8];
+    int n = opnds(offs, of, 8), m = py_int64_seq(block, bl, 8, "block_shape");
+    if (n < 0 || m < 0)
+        return NULL;
+    if (n != m)
+        return py_err(py_BuilderError, "Expected as many offsets as block dimensions");
+    return ret_ref(self, ir_b_block_ptr_reblock(B(self), p, n, of, bl));
+}
+
 static PyObject *
 advance(PyObject *self, PyObject *args)
 {
@@ -913,7 +947,7 @@ static PyMethodDef builder_methods[] = {
     M1(reshape), M1(permute), M1(cat), M1(join), M1(split),
     M1(binop), M1(unop), M1(math), {"fma", (PyCFunction)fma_, METH_VARARGS, NULL}, M1(where), M1(clamp),
     M1(cast), M1(to_value),
-    M1(load), M1(store), M1(make_block_ptr), M1(advance), M1(atomic_rmw), M1(atomic_cas),
+    M1(load), M1(store), M1(make_block_ptr), M1(advance), M1(smt_alloc), M1(block_ptr_reblock), M1(atomic_rmw), M1(atomic_cas),
     M1(dot), M1(reduce), M1(reduce_begin), M1(reduce_end), M1(scan_begin), M1(scan_end),
     M1(for_begin), M1(for_end), M1(if_begin), M0(if_else), M1(if_block), M1(if_end),
     M1(while_begin), M1(while_cond), M1(while_end), M0(scratch_begin), M0(scratch_end), M1(placeholder),

@@ -382,6 +382,9 @@ class CodeGenerator(ast.NodeVisitor):
         finally:
             c.scratch_end()
         names = [n for n in self._loop_names(liveins, dry, node.body) if n != node.target.id]
+        if getattr(it, "bind_sub_block", None) is not None and names:  # smt.parallel
+            raise ValueError(f"smt.parallel: iterations must be independent, but the loop carries "
+                             f"{', '.join(names)} from one iteration to the next; use range() for that loop")
         self.lscope = dict(liveins)
         inits = []
         for n in names:

@@ -569,7 +569,7 @@ def trans(input, *dims):
     x = _to_tensor(input)
     if not dims:
         n = len(x.shape)
-        dims = list(range(n))[:-2] + [n - 1, n - 2] if n >= 2 else [0]
+        dims = list(_py.range(n))[:-2] + [n - 1, n - 2] if n >= 2 else [0]
     return permute(x, *dims)
 
 
@@ -720,6 +720,9 @@ def _bc(boundary_check):
 @builtin
 def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
          eviction_policy="", volatile=False):
+    hook = getattr(_unwrap(pointer), "__tl_load__", None)  # pointers of extensions (smt.view)
+    if hook is not None:
+        return hook(boundary_check=boundary_check, padding_option=padding_option)
     b = _builder()
     mask, other = _unwrap(mask), _unwrap(other)
     pad = _unwrap(padding_option)
@@ -734,6 +737,9 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
 
 @builtin
 def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy=""):
+    hook = getattr(_unwrap(pointer), "__tl_store__", None)
+    if hook is not None:
+        return hook(value, boundary_check=boundary_check)
     b = _builder()
     mask = _unwrap(mask)
     m = _to_tensor(mask).handle if mask is not None else None
@@ -754,6 +760,9 @@ def make_block_ptr(base, shape, strides, offsets, block_shape, order):
 @_member
 @builtin
 def advance(base, offsets):
+    hook = getattr(_unwrap(base), "__tl_advance__", None)
+    if hook is not None:
+        return hook(offsets)
     b = _builder()
     offs = _unwrap(offsets)
     offs = offs if isinstance(offs, (list, tuple)) else [offs]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import time
 
 from triton.backends.compiler import AICPUTarget
@@ -93,13 +94,39 @@ class CPUUtils:
         return _C.threads_default()
 
 
+# /proc/cpuinfo names of SpacemiT cores ("uarch : spacemit,x60" on K1, "model name" on
+# some kernels) and the arch id spine-triton's scripts choose micro tiles by. K1's X60
+# cores carry the AI extension that spine-triton calls "a60" (0xA03C, its own default),
+# K3's X100 cores "a100" (0xA064); that pairing is an inference from the scripts, which
+# support only those two ids.
+_CPUINFO_ARCH = {"x60": "0xA03C", "a60": "0xA03C", "x100": "0xA064", "a100": "0xA064",
+                 "x200": "0xA0C8", "a200": "0xA0C8"}
+
+
+def _cpuinfo_arch_id(text):
+    """The SpacemiT arch id named by a /proc/cpuinfo text, or None."""
+    for line in text.splitlines():
+        key, _, val = line.partition(":")
+        if key.strip().lower() not in ("uarch", "model name", "cpu model"):
+            continue
+        m = re.search(r"spacemit[^a-z0-9]*(?:\(r\))?[^a-z0-9]*([xa]\d+)", val.strip().lower())
+        if m and m.group(1) in _CPUINFO_ARCH:
+            return _CPUINFO_ARCH[m.group(1)]
+    return None
+
+
 def _host_arch_id():
+    """SPACEMIT_EP_QEMU_SET_CORE_ARCH, else the SpacemiT core named in /proc/cpuinfo,
+    else spine-triton's default 0xA03C (x86 hosts: scripts still find their tiles)."""
     v = os.environ.get("SPACEMIT_EP_QEMU_SET_CORE_ARCH")
     if v:
         return v
-    # On a SpacemiT board the id would come from the vendor runtime; elsewhere use
-    # spine-triton's default.
-    return "0xA03C"
+    try:
+        with open("/proc/cpuinfo") as f:
+            found = _cpuinfo_arch_id(f.read())
+    except OSError:
+        found = None
+    return found or "0xA03C"
 
 
 class CPUDriver(DriverBase):
