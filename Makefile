@@ -5,6 +5,9 @@
 #   make test     set up, build, run every test (C unit, IR files, pytest, fuzz, browser, ASan)
 #   make bench    set up, build, print benchmark ratios against torch
 #   make install  install proton-cli and tritium-opt into $(PREFIX)/bin
+#   make riscv64  cross-build libtritium, tritium-run and the AOT example for riscv64 boards
+#   make test-riscv             the RISC-V suite under qemu-riscv64 (also part of make test)
+#   make test-riscv-python      the whole stack, Python included, under qemu-riscv64 (slow)
 #
 # One non-recursive make: each module directory contributes a build.mk.
 
@@ -25,7 +28,7 @@ include viewers/build.mk
 include python/build.mk
 include tests/build.mk
 
-.PHONY: all setup demo test bench install clean test-c test-ir test-py test-asan
+.PHONY: all setup demo test bench install clean test-c test-ir test-py test-asan riscv64 test-riscv
 
 all: $(ALL_TARGETS)
 
@@ -46,6 +49,19 @@ bench: setup
 	@$(MAKE) --no-print-directory all
 	@$(PYTHON) bench/run_all.py
 
+# ---- RISC-V (docs/aot.md §4, README "On a RISC-V board") --------------------------------
+RV_TARGETS := lib/libtritium.a lib/libtritium.so bin/tritium-run bin/aot-vadd tests/test_rv_counters
+riscv64:
+	@$(MAKE) --no-print-directory CROSS=riscv64 riscv64-all
+ifneq ($(CROSS),)
+.PHONY: riscv64-all
+riscv64-all: $(addprefix $(BUILD)/,$(RV_TARGETS))
+endif
+
+test-riscv: setup
+	@$(MAKE) --no-print-directory all
+	@tests/riscv/run.sh
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BUILD)/bin/proton-cli $(BUILD)/bin/tritium-opt $(DESTDIR)$(PREFIX)/bin/
@@ -53,4 +69,5 @@ install: all
 clean:
 	rm -rf build build-san $(CLEAN_EXTRA)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# (build/riscv64/sysroot and apt hold Debian's riscv64 packages, not our objects)
+-include $(shell find $(BUILD) \( -name sysroot -o -name apt \) -prune -o -name '*.d' -type f -print 2>/dev/null)
