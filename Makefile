@@ -28,7 +28,8 @@ include viewers/build.mk
 include python/build.mk
 include tests/build.mk
 
-.PHONY: all setup demo test bench install clean test-c test-ir test-py test-asan riscv64 test-riscv
+.PHONY: all setup demo test bench install clean test-c test-ir test-py test-asan riscv64 riscv64-python \
+        test-riscv test-riscv-python
 
 all: $(ALL_TARGETS)
 
@@ -53,14 +54,25 @@ bench: setup
 RV_TARGETS := lib/libtritium.a lib/libtritium.so bin/tritium-run bin/aot-vadd tests/test_rv_counters
 riscv64:
 	@$(MAKE) --no-print-directory CROSS=riscv64 riscv64-all
+# the whole stack for riscv64: also the compiler (libtritium_cg.so on the sysroot's
+# LLVM/MLIR 19) and the Python extension for its python3 (scripts/riscv_python.sh)
+riscv64-python:
+	@$(MAKE) --no-print-directory CROSS=riscv64 riscv64-all riscv64-python-all
 ifneq ($(CROSS),)
-.PHONY: riscv64-all
+.PHONY: riscv64-all riscv64-python-all
 riscv64-all: $(addprefix $(BUILD)/,$(RV_TARGETS))
+riscv64-python-all: $(CG_LIB) $(PY_EXT_SO) $(OPT_BIN)
 endif
 
 test-riscv: setup
 	@$(MAKE) --no-print-directory all
 	@tests/riscv/run.sh
+
+# The Python front end itself under qemu-riscv64 from a trixie riscv64 sysroot
+# (python3, numpy, torch, LLVM/MLIR 19: ~330 MB of packages, fetched on first use).
+test-riscv-python: setup
+	@$(MAKE) --no-print-directory all
+	@scripts/riscv_python.sh test
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin

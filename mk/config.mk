@@ -21,7 +21,12 @@ PYTHON     ?= $(CURDIR)/.venv/bin/python3
 ifeq ($(CROSS),riscv64)
 RV_SYSROOT ?= $(CURDIR)/build/riscv64/sysroot
 BUILD      := build/riscv64
-CC         := riscv64-linux-gnu-gcc --sysroot=$(RV_SYSROOT)
+# Debian's cross gcc searches its own (Debian 12) riscv64 libc before --sysroot's: put
+# the sysroot's headers, start files and libraries first
+RV_MULTI   := $(RV_SYSROOT)/usr/lib/riscv64-linux-gnu
+CC         := riscv64-linux-gnu-gcc --sysroot=$(RV_SYSROOT) -isystem $(RV_SYSROOT)/usr/include/riscv64-linux-gnu \
+              -isystem $(RV_SYSROOT)/usr/include
+RV_LDFLAGS := -B$(RV_MULTI)/ -L$(RV_MULTI) -Wl,-rpath-link,$(RV_MULTI)
 LLVM_ROOT  := $(RV_SYSROOT)
 PY_VER_RV  := $(notdir $(firstword $(wildcard $(RV_SYSROOT)/usr/include/python3.*)))
 PY_INCLUDE_RV := $(RV_SYSROOT)/usr/include/$(PY_VER_RV)
@@ -41,7 +46,7 @@ WARN       := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-ini
 OPT        ?= -O2 -g
 CFLAGS_ALL := -std=gnu17 $(OPT) $(WARN) -fPIC -fvisibility=hidden $(SANFLAGS) \
               -D_GNU_SOURCE -MMD -MP
-LDFLAGS_ALL:= $(SANFLAGS)
+LDFLAGS_ALL:= $(SANFLAGS) $(RV_LDFLAGS)
 
 MLIR_CFLAGS := -I$(LLVM_ROOT)$(LLVM_DIR)/include
 # The MLIR C API archives link against the monolithic libMLIR and libLLVM.

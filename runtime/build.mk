@@ -93,8 +93,10 @@ $(RT_BENCH_SO): $(RT_SO_OBJS) $(RT_PN_LIB) $(RT_PN_FALLBACK)
 	$(call say,LD,$@)$(CC) -shared -o $@ $(RT_SO_OBJS) $(RT_PN_LIB) $(RT_PN_FALLBACK) \
 	    $(LDFLAGS_ALL) $(CJSON_LIBS) $(PFM_LIBS) -ldl -lpthread -lm
 
+# -march=native only where the compiler knows it (GCC has none for RISC-V)
+RT_BENCH_MARCH := $(if $(findstring x86_64,$(shell $(CC) -dumpmachine 2>/dev/null)),-march=native)
 $(RT_BENCH_KSO): bench/rt_add_kernel.c
 	@mkdir -p $(dir $@)
-	$(call say,CC,$@)$(CC) -std=gnu17 -O3 -march=native -shared -fPIC -o $@ $<
+	$(call say,CC,$@)$(CC) -std=gnu17 -O3 $(RT_BENCH_MARCH) -shared -fPIC -o $@ $<
 
 ALL_TARGETS += $(RT_BENCH) $(RT_BENCH_SO) $(RT_BENCH_KSO)

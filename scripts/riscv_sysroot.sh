@@ -101,6 +101,15 @@ find "$SYSROOT" -type l -lname '/*' -print0 | while IFS= read -r -d '' l; do
   rel=$(realpath -m --relative-to="$(dirname "$l")" "$SYSROOT$t")
   ln -sfn "$rel" "$l"
 done
+# dpkg -x runs no maintainer scripts: make the update-alternatives links numpy needs
+# (libblas.so.3, liblapack.so.3 from OpenBLAS when unpacked, else the reference ones).
+MULTI=$SYSROOT/usr/lib/riscv64-linux-gnu
+for lib in libblas.so.3 liblapack.so.3; do
+  [ -e "$MULTI/$lib" ] && continue
+  for d in openblas-pthread openblas-openmp openblas-serial blas lapack; do
+    if [ -e "$MULTI/$d/$lib" ]; then ln -sfn "$d/$lib" "$MULTI/$lib"; break; fi
+  done
+done
 rm -f "$RV/sysroot.unavailable"
 echo "$SUITE riscv64: $PKGS" > "$SYSROOT/.tritium-$SET"
 say "riscv64 sysroot: $n packages unpacked ($(du -sh "$SYSROOT" | cut -f1))"
