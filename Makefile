@@ -52,11 +52,15 @@ bench: setup
 
 # ---- RISC-V (docs/aot.md §4, README "On a RISC-V board") --------------------------------
 RV_TARGETS := lib/libtritium.a lib/libtritium.so bin/tritium-run bin/aot-vadd tests/test_rv_counters
+RV_SYSROOT_OK = @scripts/riscv_sysroot.sh $(1) && { [ -f build/riscv64/sysroot/.tritium-$(1) ] || \
+    [ -f build/riscv64/sysroot/.tritium-python ] || { echo "make: no riscv64 sysroot: $$(cat build/riscv64/sysroot.unavailable)"; exit 1; }; }
 riscv64:
+	$(call RV_SYSROOT_OK,launcher)
 	@$(MAKE) --no-print-directory CROSS=riscv64 riscv64-all
 # the whole stack for riscv64: also the compiler (libtritium_cg.so on the sysroot's
 # LLVM/MLIR 19) and the Python extension for its python3 (scripts/riscv_python.sh)
 riscv64-python:
+	$(call RV_SYSROOT_OK,python)
 	@$(MAKE) --no-print-directory CROSS=riscv64 riscv64-all riscv64-python-all
 ifneq ($(CROSS),)
 .PHONY: riscv64-all riscv64-python-all

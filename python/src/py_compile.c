@@ -2,7 +2,7 @@
  * py_compile.c — compiling a built module to a kernel shared object, and the
  * on-disk cache, for python/triton/compiler.
  *
- * compile(builder, so_path, instrument, want_stages) checks the built module and
+ * compile(builder, so_path, instrument, want_stages, arch) checks the built module and
  * runs the IR pipeline on it (front-end errors are the builder's), prints it as
  * TTIR with locations and hands that text to the compile driver (driver.h, in
  * libtritium_cg.so, loaded with dlopen on first use so that importing triton does

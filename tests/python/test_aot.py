@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 import triton
+import triton.compiler
+import triton.language as tl
 from triton.backends.compiler import GPUTarget
 from triton.tools import aot
 
@@ -100,3 +102,30 @@ def test_aot_command_line(tmp_path):
     assert p.returncode == 0, p.stderr
     md = json.load(open(tmp_path / "add_kernel.json"))
     assert md["grid"] == [8, 1, 1] and md["constexprs"] == {"BLOCK": 512} and md["target"]["arch"] == "riscv64"
+
+
+@triton.jit
+def aot_scalars(o_ptr, h, b, f, d, big, flag):
+    tl.store(o_ptr + 0, h.to(tl.float64))
+    tl.store(o_ptr + 1, b.to(tl.float64))
+    tl.store(o_ptr + 2, f.to(tl.float64))
+    tl.store(o_ptr + 3, d)
+    tl.store(o_ptr + 4, big.to(tl.float64))
+    tl.store(o_ptr + 5, flag.to(tl.float64))
+
+
+def test_tritium_run_scalar_slots(tmp_path):
+    """Every scalar slot kind is packed as the kernel ABI says: fp16/bf16 rounded once from
+    the text, fp32, fp64, i64, i1."""
+    sig = {"o_ptr": "*fp64", "h": "fp16", "b": "bf16", "f": "fp32", "d": "fp64", "big": "i64", "flag": "i1"}
+    k = triton.compile(triton.compiler.ASTSource(aot_scalars, sig, {}), target=GPUTarget("cpu", platform.machine(), 0))
+    path = aot.export(k, tmp_path)
+    np.zeros(6, np.float64).tofile(tmp_path / "o.bin")
+    p = _run("-g", "1", path, f"o_ptr=@{tmp_path}/o.bin", "h=0.1", "b=0.1", "f=0.1", "d=0.1", "big=-5000000000",
+             "flag=true")
+    assert p.returncode == 0, p.stderr
+    o = np.fromfile(tmp_path / "o.bin", np.float64)
+    assert o[0] == float(np.float16(0.1))
+    assert o[1] == 0.10009765625  # bfloat16(0.1)
+    assert o[2] == float(np.float32(0.1)) and o[3] == 0.1
+    assert o[4] == -5000000000 and o[5] == 1
