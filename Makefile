@@ -4,7 +4,7 @@
 #   make demo     set up, build, run the examples under Proton, print the report
 #   make test     set up, build, run every test (C unit, IR files, pytest, fuzz, browser, ASan)
 #   make bench    set up, build, print benchmark ratios against torch
-#   make install  install proton-cli and tritium-opt into $(PREFIX)/bin
+#   make install  install proton-cli, tritium-opt, tritium-run and libtritium into $(PREFIX)
 #   make riscv64  cross-build libtritium, tritium-run and the AOT example for riscv64 boards
 #   make test-riscv             the RISC-V suite under qemu-riscv64 (also part of make test)
 #   make test-riscv-python      the whole stack, Python included, under qemu-riscv64 (slow)
@@ -80,7 +80,10 @@ test-riscv-python: setup
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 $(BUILD)/bin/proton-cli $(BUILD)/bin/tritium-opt $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(BUILD)/bin/proton-cli $(BUILD)/bin/tritium-opt $(BUILD)/bin/tritium-run $(DESTDIR)$(PREFIX)/bin/
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
+	install -m 644 $(BUILD)/lib/libtritium.so $(BUILD)/lib/libtritium.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 runtime/include/tritium_aot.h $(DESTDIR)$(PREFIX)/include/
 
 clean:
 	rm -rf build build-san $(CLEAN_EXTRA)

@@ -104,6 +104,14 @@ def export(kernel, out_dir, grid=None):
     return path
 
 
+def _value(text):
+    """A constexpr from the command line: JSON (1024, true, 0.5) or else the text itself."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
 def _main(argv=None):
     import argparse
     import importlib.util
@@ -126,7 +134,7 @@ def _main(argv=None):
     spec.loader.exec_module(mod)
     fn = getattr(mod, kname)
     sig = dict(x.split("=", 1) for x in a.signature)
-    cx = {k: json.loads(v) if v[:1] in "-0123456789tfn[{\"" else v for k, v in (x.split("=", 1) for x in a.constexpr)}
+    cx = {k: _value(v) for k, v in (x.split("=", 1) for x in a.constexpr)}
     src = triton.compiler.ASTSource(fn, sig, cx)
     k = triton.compile(src, target=GPUTarget("cpu", a.target or 0, 0))
     grid = [int(x) for x in a.grid.split(",")] if a.grid else None
