@@ -14,6 +14,8 @@ IR_LIB  := $(BUILD)/lib/libtritium_ir.a
 # builds keep theirs in the build tree so they never replace the normal library.
 ifeq ($(SAN),1)
 CG_LIB  := $(BUILD)/lib/libtritium_cg.so
+else ifneq ($(CROSS),)
+CG_LIB  := $(BUILD)/python/triton/_C/libtritium_cg.so
 else
 CG_LIB  := python/triton/_C/libtritium_cg.so
 endif

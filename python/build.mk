@@ -6,7 +6,13 @@ CFLAGS_python = -Ipython/src -Icompiler/include -Iruntime/include -Iproton/inclu
 
 PYX_SRCS := $(wildcard python/src/*.c)
 PYX_OBJS := $(PYX_SRCS:%.c=$(BUILD)/%.o)
+ifeq ($(CROSS),)
 PY_EXT_SO = python/triton/_C/tritium$(PY_EXT)
+else
+# make CROSS=riscv64: the extension and libtritium_cg.so go to the cross build's own
+# package directory (scripts/riscv_python.sh lays the Python sources around it)
+PY_EXT_SO = $(BUILD)/python/triton/_C/tritium$(PY_EXT)
+endif
 
 $(PY_EXT_SO): $(PYX_OBJS) $(IR_LIB) $(RT_LIB) $(PN_LIB)
 	@mkdir -p $(dir $@)

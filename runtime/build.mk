@@ -16,6 +16,37 @@ $(RT_LIB): $(RT_OBJS)
 
 ALL_TARGETS += $(RT_LIB)
 
+# ---- libtritium and tritium-run (ahead-of-time kernels, tritium_aot.h) -------------
+# libtritium = runtime + Proton core, for programs that run exported kernels without
+# Python (on a board: built with make CROSS=riscv64). The .so exports the rt_aot_ and
+# pn_ API; tritium-run links the archive, so it needs only libc, cJSON and libpfm4.
+AOT_LIB_A  := $(BUILD)/lib/libtritium.a
+AOT_LIB_SO := $(BUILD)/lib/libtritium.so
+RUN_BIN    := $(BUILD)/bin/tritium-run
+AOT_PN_OBJS = $(filter-out %/pn_fallback.o,$(PN_OBJS))
+
+$(AOT_LIB_A): $(RT_OBJS) $(BUILD)/lib/libproton.a
+	@mkdir -p $(dir $@)
+	$(call say,AR,$@)rm -f $@ && ar rcs $@ $(RT_OBJS) $(AOT_PN_OBJS)
+
+$(AOT_LIB_SO): $(RT_OBJS) $(BUILD)/lib/libproton.a
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) -shared -o $@ $(RT_OBJS) $(AOT_PN_OBJS) $(LDFLAGS_ALL) -Wl,-soname,libtritium.so \
+	    $(CJSON_LIBS) $(PFM_LIBS) -ldl -lpthread -lm
+
+$(RUN_BIN): $(BUILD)/runtime/tools/tritium_run.o $(AOT_LIB_A)
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) -o $@ $< $(AOT_LIB_A) $(LDFLAGS_ALL) $(CJSON_LIBS) $(PFM_LIBS) -ldl -lpthread -lm
+
+# examples/aot/aot_vadd.c links the shared library, as an embedder would.
+CFLAGS_examples := -Iruntime/include
+AOT_EXAMPLE := $(BUILD)/bin/aot-vadd
+$(AOT_EXAMPLE): $(BUILD)/examples/aot/aot_vadd.o $(AOT_LIB_SO)
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) -o $@ $< -L$(BUILD)/lib -ltritium -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS_ALL) -lm
+
+ALL_TARGETS += $(AOT_LIB_A) $(AOT_LIB_SO) $(RUN_BIN) $(AOT_EXAMPLE)
+
 # ---- unit tests ------------------------------------------------------------------
 # Weak stand-ins for Proton symbols that libproton.a does not define yet. The archive
 # comes after libproton.a on the link line, so a member is only pulled in for symbols
@@ -62,8 +93,10 @@ $(RT_BENCH_SO): $(RT_SO_OBJS) $(RT_PN_LIB) $(RT_PN_FALLBACK)
 	$(call say,LD,$@)$(CC) -shared -o $@ $(RT_SO_OBJS) $(RT_PN_LIB) $(RT_PN_FALLBACK) \
 	    $(LDFLAGS_ALL) $(CJSON_LIBS) $(PFM_LIBS) -ldl -lpthread -lm
 
+# -march=native only where the compiler knows it (GCC has none for RISC-V)
+RT_BENCH_MARCH := $(if $(findstring x86_64,$(shell $(CC) -dumpmachine 2>/dev/null)),-march=native)
 $(RT_BENCH_KSO): bench/rt_add_kernel.c
 	@mkdir -p $(dir $@)
-	$(call say,CC,$@)$(CC) -std=gnu17 -O3 -march=native -shared -fPIC -o $@ $<
+	$(call say,CC,$@)$(CC) -std=gnu17 -O3 $(RT_BENCH_MARCH) -shared -fPIC -o $@ $<
 
 ALL_TARGETS += $(RT_BENCH) $(RT_BENCH_SO) $(RT_BENCH_KSO)

@@ -17,3 +17,11 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(IR_LIB) $(RT_LIB) $(PN_LIB)
 
 test-c-bins: $(TEST_C_BINS)
 ALL_TARGETS += $(TEST_C_BINS)
+
+# tests/riscv/test_rv_counters.c: Proton's clock and counters on RISC-V, built for
+# riscv64 only (make riscv64, or natively on a board) and run by tests/riscv/run.sh.
+RV_COUNTERS_TEST := $(BUILD)/tests/test_rv_counters
+$(RV_COUNTERS_TEST): $(BUILD)/tests/riscv/test_rv_counters.o $(PN_LIB)
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) -o $@ $< $(PN_LIB) $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(CJSON_LIBS) $(PFM_LIBS) -ldl -lpthread -lm
+$(BUILD)/tests/riscv/test_rv_counters.o: CFLAGS_tests += -Itests/unit

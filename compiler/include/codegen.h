@@ -56,9 +56,27 @@ typedef struct CgResult {
     int streamed_stores;  /* stores made non-temporal in CG_ENTRY_SYMBOL_NT; 0: no variant */
 } CgResult;
 
-/* Fills t for the machine we run on (triple, CPU name, features, vector width).
- * Honors SPINE_TRITON_TARGET_ARCH=riscv64 (cross target spacemit-x60 with RVV,
- * VLEN 256). Returns 0. */
+/* The values of SPINE_TRITON_TARGET_ARCH / GPUTarget.arch that cg_target_for_arch
+ * accepts, as its error message lists them. */
+#if defined(__x86_64__)
+#define CG_TARGET_ARCHS "riscv64 (also riscv, rv64, spacemit-*: SpacemiT X60 with RVV, VLEN 256) " \
+                        "and x86_64 (this machine; also host, native, or unset)"
+#else
+#define CG_TARGET_ARCHS "riscv64 (also riscv, rv64, spacemit-*: SpacemiT X60 with RVV, VLEN 256) " \
+                        "and host (this machine; also native, or unset)"
+#endif
+
+/* Fills t for 'arch': NULL reads SPINE_TRITON_TARGET_ARCH; unset, "", "host",
+ * "native" or this machine's own name ("x86_64") give the machine we run on
+ * (triple, CPU name, features, vector width from LLVM's host detection);
+ * "riscv64", "riscv", "rv64" or a "spacemit-*" CPU name the cross target
+ * spacemit-x60 with RVV (VLEN 256). Returns 0, or -EINVAL for anything else
+ * (aarch64 included: not a Tritium target) with a message naming the supported
+ * values in err (when err is not NULL; truncated to errlen). */
+int cg_target_for_arch(const char *arch, CgTarget *t, char *err, size_t errlen);
+
+/* cg_target_for_arch(NULL, t, NULL, 0): the target SPINE_TRITON_TARGET_ARCH names,
+ * the host when unset. Returns 0 or -EINVAL. */
 int cg_host_target(CgTarget *t);
 
 /* Compiles 'linalg' (len bytes of MLIR text) and links the shared library at

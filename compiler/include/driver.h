@@ -25,7 +25,8 @@
  * compile has its own IR module and MLIR and LLVM contexts). One DrvServer may be
  * shared by threads: it runs one compile at a time, the others fork.
  * Environment: the driver reads no variable of its own. cg_host_target() (the
- * default target) reads SPINE_TRITON_TARGET_ARCH and TRITIUM_VECTOR_BYTES, code
+ * default target) reads SPINE_TRITON_TARGET_ARCH (an unsupported value fails the
+ * compile with DRV_ERR_SYSTEM naming the supported ones) and TRITIUM_VECTOR_BYTES, code
  * generation TRITIUM_CG_TRACE and PATH (ld.lld), and a forked child
  * TRITIUM_CG_CRASH_FOR_TESTING. TRITIUM_COMPILE_FORK belongs to the callers: it
  * sets DrvOptions.isolate (python/src/py_compile.c, tritium-opt).
@@ -197,8 +198,9 @@ typedef struct CgApi {
     void (*drv_server_destroy)(DrvServer *s);
     pid_t (*drv_server_pid)(DrvServer *s);
     void (*drv_server_forget)(DrvServer *s);
+    int (*target_for_arch)(const char *arch, CgTarget *t, char *err, size_t errlen);
 } CgApi;
-#define CG_ABI_VERSION 3
+#define CG_ABI_VERSION 4
 /* dlsym(handle, "cg_api") returns a const CgApi *; programs linking the library
  * directly can use the table itself. */
 extern const CgApi cg_api;

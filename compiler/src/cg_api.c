@@ -137,4 +137,5 @@ CG_EXPORT const CgApi cg_api = {
     .drv_server_destroy = drv_server_destroy,
     .drv_server_pid = drv_server_pid,
     .drv_server_forget = drv_server_forget,
+    .target_for_arch = cg_target_for_arch,
 };

@@ -1,13 +1,15 @@
 /*
  * cg_target.c — code generation targets: the host (triple, CPU, features, vector
  * width from LLVM's host detection) and the RISC-V cross target selected by
- * SPINE_TRITON_TARGET_ARCH=riscv64 (SpacemiT X60: RV64GCV, VLEN 256), plus the
- * LLVM target machine for either.
+ * SPINE_TRITON_TARGET_ARCH=riscv64 or GPUTarget("cpu", "riscv64") (SpacemiT X60:
+ * RV64GCV, VLEN 256), plus the LLVM target machine for either. Any other architecture
+ * (aarch64 included) is refused with a message naming the supported ones.
  */
 #include "cg_int.h"
 
 #include <llvm-c/Target.h>
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,20 +112,21 @@ copy_features(char *dst, size_t cap, const char *all)
     }
 }
 
-CG_EXPORT int
-cg_host_target(CgTarget *t)
+/* The RISC-V cross target: SpacemiT X60, RV64GCV with VLEN 256. */
+static void
+riscv_target(CgTarget *t)
 {
-    memset(t, 0, sizeof *t);
-    cg_mlir_warm(); /* callers ask for the target once, before compiling (and forking) */
-    const char *arch = getenv("SPINE_TRITON_TARGET_ARCH");
-    if (arch && (strcmp(arch, "riscv64") == 0 || strcmp(arch, "riscv") == 0)) {
-        snprintf(t->triple, sizeof t->triple, "%s", RISCV_TRIPLE);
-        snprintf(t->cpu, sizeof t->cpu, "%s", RISCV_CPU);
-        snprintf(t->features, sizeof t->features, "%s", RISCV_FEATURES);
-        t->vector_bytes = t->vector_bytes_max = RISCV_VLEN_BYTES;
-        t->vector_regs = 32;
-        return 0;
-    }
+    snprintf(t->triple, sizeof t->triple, "%s", RISCV_TRIPLE);
+    snprintf(t->cpu, sizeof t->cpu, "%s", RISCV_CPU);
+    snprintf(t->features, sizeof t->features, "%s", RISCV_FEATURES);
+    t->vector_bytes = t->vector_bytes_max = RISCV_VLEN_BYTES;
+    t->vector_regs = 32;
+}
+
+/* The machine we run on, from LLVM's host detection. */
+static void
+native_target(CgTarget *t)
+{
     char *triple = LLVMGetDefaultTargetTriple();
     char *cpu = LLVMGetHostCPUName();
     char *features = LLVMGetHostCPUFeatures();
@@ -138,7 +141,51 @@ cg_host_target(CgTarget *t)
     LLVMDisposeMessage(triple);
     LLVMDisposeMessage(cpu);
     LLVMDisposeMessage(features);
+}
+
+static int
+is_any(const char *s, const char *const *names)
+{
+    for (; *names; names++)
+        if (strcmp(s, *names) == 0)
+            return 1;
     return 0;
+}
+
+/* Documented in codegen.h. */
+CG_EXPORT int
+cg_target_for_arch(const char *arch, CgTarget *t, char *err, size_t errlen)
+{
+    static const char *const riscv[] = {"riscv64", "riscv", "rv64", NULL};
+#if defined(__x86_64__)
+    static const char *const host[] = {"", "host", "native", "x86_64", "x86-64", "amd64", NULL};
+#elif defined(__riscv)
+    static const char *const host[] = {"", "host", "native", NULL};
+#else
+    static const char *const host[] = {"", "host", "native", NULL};
+#endif
+    memset(t, 0, sizeof *t);
+    cg_mlir_warm(); /* callers ask for the target once, before compiling (and forking) */
+    if (!arch)
+        arch = getenv("SPINE_TRITON_TARGET_ARCH");
+    if (!arch || is_any(arch, host)) {
+        native_target(t);
+        return 0;
+    }
+    if (is_any(arch, riscv) || strncmp(arch, "spacemit-", 9) == 0) {
+        riscv_target(t);
+        return 0;
+    }
+    if (err && errlen)
+        snprintf(err, errlen, "unsupported target architecture '%s' (SPINE_TRITON_TARGET_ARCH or "
+                 "GPUTarget.arch): supported are %s", arch, CG_TARGET_ARCHS);
+    return -EINVAL;
+}
+
+CG_EXPORT int
+cg_host_target(CgTarget *t)
+{
+    return cg_target_for_arch(NULL, t, NULL, 0);
 }
 
 LLVMTargetMachineRef

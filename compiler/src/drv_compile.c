@@ -279,11 +279,12 @@ drv_compile(const char *ttir, size_t len, const DrvOptions *o, DrvServer *s, Drv
     if (check_options(o, res))
         return res->status;
     CgTarget t;
+    char why[512];
     memset(&t, 0, sizeof t);
     if (o->target)
         t = *o->target;
-    else if (o->last != DRV_LAST_TTIR && cg_host_target(&t) != 0)
-        return drv_fail(res, DRV_ERR_SYSTEM, "cannot determine the target CPU");
+    else if (o->last != DRV_LAST_TTIR && cg_target_for_arch(NULL, &t, why, sizeof why) != 0)
+        return drv_fail(res, DRV_ERR_SYSTEM, "%s", why);
     if (o->isolate)
         return drv_isolated_compile(ttir, len, o, &t, s, res);
     if (drv_front(ttir, len, o, &t, res) == DRV_OK && o->last == DRV_LAST_NATIVE)

@@ -104,13 +104,12 @@ tsc_hz_cpuid(void)
 }
 #endif
 
-#if defined(__riscv)
-/* /proc/device-tree/cpus/timebase-frequency: a big-endian u32 (or u64) */
-static double
-dt_timebase_hz(void)
+/* Documented in pn_int.h. */
+double
+pn_clock_timebase_hz(const char *path)
 {
-    unsigned char b[8];
-    FILE *f = fopen("/proc/device-tree/cpus/timebase-frequency", "rb");
+    unsigned char b[9];
+    FILE *f = fopen(path, "rb");
     size_t n;
     uint64_t v = 0;
     if (!f)
@@ -123,7 +122,6 @@ dt_timebase_hz(void)
         v = v << 8 | b[i];
     return (double)v;
 }
-#endif
 
 /* ---- api --------------------------------------------------------------------------- */
 
@@ -149,7 +147,7 @@ pn_clock_init(void)
     }
 #elif defined(__riscv) && __riscv_xlen == 64
     kind = PN_CLK_RDTIME;
-    hz = dt_timebase_hz();
+    hz = pn_clock_timebase_hz("/proc/device-tree/cpus/timebase-frequency");
 #elif defined(__aarch64__)
     uint64_t frq;
     __asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(frq));

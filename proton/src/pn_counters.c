@@ -99,9 +99,10 @@ read_cyc(void)
 
 /* One event through its mmap page. Returns 0, or -1 when the value cannot be read
  * in user space right now (no rdpmc, not on a counter, multiplexed without
- * cap_user_time): the caller then falls back to read(). */
-static int
-rd_one(volatile struct perf_event_mmap_page *pc, uint64_t *val, uint64_t *ena, uint64_t *run)
+ * cap_user_time): the caller then falls back to read(). Tests call it on a page
+ * they fill themselves (tests/riscv/test_rv_counters.c: cycle and instret under qemu). */
+int
+pn_ctr_read_page(volatile struct perf_event_mmap_page *pc, uint64_t *val, uint64_t *ena, uint64_t *run)
 {
 #if HAVE_PMC
     uint32_t seq, idx;
@@ -229,7 +230,7 @@ pn_ctr_read_rdpmc(PnCtrGroup *g, PnCtrVal *out)
 {
     uint64_t e, r;
     for (int i = 0; i < g->n; i++) {
-        if (rd_one(g->pc[i], &out->v[i], &e, &r) < 0)
+        if (pn_ctr_read_page(g->pc[i], &out->v[i], &e, &r) < 0)
             return -1;
         if (i == 0) {
             out->enabled = e;

@@ -7,7 +7,9 @@
  * of the generic perf names ("cycles", "task-clock", ...) plus raw "rNNNN" codes.
  * The set comes from PROTON_EVENTS (comma-separated, "none" or "" for no counters);
  * the default is "cycles,instructions" when a hardware PMU opens, else
- * "task-clock,page-faults,context-switches" with one notice on stderr. Named events
+ * "task-clock,page-faults,context-switches" with one notice on stderr; without
+ * perf_event at all (ENOSYS: qemu-user, kernels without it) one notice says so and
+ * only times are measured. Named events
  * that do not resolve or open are dropped with one notice too (naming them, and what
  * is counted instead: the others, or times only). Notices are printed only once
  * something actually records (pn_counters_notice).
@@ -214,7 +216,12 @@ add_event(PnCounterSet *cs, const char *spec, char *bad, size_t badlen)
                  PN_MAX_COUNTERS);
         return;
     }
-    if (pn_event_probe(spec, why, sizeof why) < 0) {
+    int rc = pn_event_probe(spec, why, sizeof why);
+    if (rc == -ENOSYS) { /* no perf_event at all: every other event would say the same */
+        cs->absent = 1;
+        return;
+    }
+    if (rc < 0) {
         snprintf(bad + l, badlen - l, "%s%s: %s", l ? "; " : "", spec, why);
         return;
     }
@@ -229,6 +236,13 @@ set_notice(PnCounterSet *cs, const char *what, const char *bad)
 {
     char names[256] = "";
     size_t l = 0;
+    if (cs->absent && !cs->n) {
+        snprintf(cs->notice, sizeof cs->notice,
+                 "proton: perf_event is not available here (perf_event_open: %s; qemu-user and kernels "
+                 "without CONFIG_PERF_EVENTS have none); no counters, measuring time only\n",
+                 strerror(ENOSYS));
+        return;
+    }
     for (int i = 0; i < cs->n; i++)
         l += (size_t)snprintf(names + l, sizeof names - l, "%s%s", i ? ", " : "", cs->ev[i].spec);
     if (cs->n)
@@ -249,6 +263,8 @@ choose(PnCounterSet *cs)
         add_event(cs, "cycles", bad, sizeof bad);
         if (cs->n) {
             add_event(cs, "instructions", bad, sizeof bad);
+        } else if (cs->absent) {
+            set_notice(cs, "", bad);
         } else {
             add_event(cs, "task-clock", bad, sizeof bad);
             add_event(cs, "page-faults", bad, sizeof bad);
@@ -260,11 +276,13 @@ choose(PnCounterSet *cs)
         for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
             while (*tok == ' ')
                 tok++;
-            if (*tok)
+            if (*tok && !cs->absent)
                 add_event(cs, tok, bad, sizeof bad);
         }
         free(copy);
-        if (bad[0])
+        if (cs->absent)
+            set_notice(cs, "", bad);
+        else if (bad[0])
             set_notice(cs, cs->n ? "some PROTON_EVENTS are unavailable"
                                  : "no PROTON_EVENTS event is available", bad);
     }

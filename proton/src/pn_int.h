@@ -95,6 +95,9 @@ double pn_clock_hz(void);          /* ticks per second; fixes the rate on first 
 int pn_clock_exact(void);          /* rate known exactly (not calibrated) */
 uint64_t pn_clock_unique_tick(void); /* strictly increasing tick, for slot identities */
 void pn_clock_force(int kind);     /* tests: PN_CLK_GETTIME or PN_CLK_FAKE, exact 1 GHz */
+/* A device-tree timebase-frequency file (big-endian u32 or u64) in Hz; 0 when it is
+ * missing or not 4 or 8 bytes. rdtime's rate on RISC-V (/proc/device-tree/cpus/...). */
+double pn_clock_timebase_hz(const char *path);
 
 /* ---- events and counters (pn_events.c, pn_counters.c) ---------------------------- */
 
@@ -110,6 +113,7 @@ typedef struct PnCounterSet {
     PnEvent ev[PN_MAX_COUNTERS];
     const char *source;            /* "hardware", "software", "none" */
     char notice[512];              /* printed once when something first records */
+    int absent;                    /* perf_event_open itself is missing (ENOSYS) */
     uint32_t gen;                  /* bumped when the set changes (tests) */
 } PnCounterSet;
 
@@ -141,6 +145,9 @@ int pn_ctr_open(PnCtrGroup *g);
 void pn_ctr_close(PnCtrGroup *g);
 int pn_ctr_read(PnCtrGroup *g, PnCtrVal *out);       /* rdpmc or read(); 0 or -1 */
 int pn_ctr_read_rdpmc(PnCtrGroup *g, PnCtrVal *out); /* rdpmc only; -1 = not now */
+struct perf_event_mmap_page;
+int pn_ctr_read_page(volatile struct perf_event_mmap_page *pc, uint64_t *val, uint64_t *ena,
+                     uint64_t *run); /* one event in user space; -1 = not now */
 void pn_ctr_delta(const PnCtrVal *a, const PnCtrVal *b, int n, uint64_t *d);
 
 /* ---- kernel sites and interned names (pn_site.c) ------------------------------------ */

@@ -2,7 +2,7 @@
  * py_compile.c — compiling a built module to a kernel shared object, and the
  * on-disk cache, for python/triton/compiler.
  *
- * compile(builder, so_path, instrument, want_stages) checks the built module and
+ * compile(builder, so_path, instrument, want_stages, arch) checks the built module and
  * runs the IR pipeline on it (front-end errors are the builder's), prints it as
  * TTIR with locations and hands that text to the compile driver (driver.h, in
  * libtritium_cg.so, loaded with dlopen on first use so that importing triton does
@@ -67,29 +67,66 @@ load_cg(void)
     return 0;
 }
 
+/* The target for 'arch' (NULL: SPINE_TRITON_TARGET_ARCH, else the host; cached):
+ * *out points to it. An explicit arch is resolved into *buf. -1 with ValueError for
+ * an unsupported architecture (the message names the supported ones). */
 static int
-target(void)
+target(const char *arch, CgTarget *buf, const CgTarget **out)
 {
-    if (cg_target_ok)
+    char why[512];
+    if (!arch && cg_target_ok) {
+        *out = &cg_target;
         return 0;
+    }
     if (load_cg() < 0)
         return -1;
-    if (cg->host_target(&cg_target) != 0) {
-        py_err(PyExc_RuntimeError, "cannot determine the target CPU");
+    CgTarget *t = arch ? buf : &cg_target;
+    if (cg->target_for_arch(arch, t, why, sizeof why) != 0) {
+        py_err(PyExc_ValueError, "%s", why);
         return -1;
     }
-    cg_target_ok = 1;
+    cg_target_ok |= !arch;
+    *out = t;
     return 0;
 }
 
-/* {"triple": ..., "cpu": ..., "features": ..., "vector_bytes": n} */
-static PyObject *
-target_info(PyObject *self, PyObject *args)
+/* The ISA name of a triple: "x86_64", "riscv64", ... */
+static void
+triple_arch(const char *triple, char *buf, size_t cap)
 {
-    if (target() < 0)
+    size_t n = strcspn(triple, "-");
+    snprintf(buf, cap, "%.*s", (int)(n < cap ? n : cap - 1), triple);
+}
+
+#if defined(__x86_64__)
+#define HOST_ARCH "x86_64"
+#elif defined(__riscv)
+#define HOST_ARCH "riscv64"
+#elif defined(__aarch64__)
+#define HOST_ARCH "aarch64"
+#else
+#define HOST_ARCH "unknown"
+#endif
+
+/* target_info(arch=None) -> {"triple", "cpu", "features", "vector_bytes", "arch",
+ * "loadable"}: "arch" is the ISA ("x86_64", "riscv64"), "loadable" whether kernels
+ * for it run in this process. */
+static PyObject *
+target_info(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwl[] = {"arch", NULL};
+    const char *arch = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|z", kwl, &arch))
         return NULL;
-    return Py_BuildValue("{s:s,s:s,s:s,s:i}", "triple", cg_target.triple, "cpu", cg_target.cpu, "features",
-                         cg_target.features, "vector_bytes", cg_target.vector_bytes);
+    CgTarget buf;
+    const CgTarget *t;
+    if (target(arch, &buf, &t) < 0)
+        return NULL;
+    char isa[32];
+    triple_arch(t->triple, isa, sizeof isa);
+    return Py_BuildValue("{s:s,s:s,s:s,s:i,s:s,s:O}", "triple", t->triple, "cpu", t->cpu, "features", t->features,
+                         "vector_bytes", t->vector_bytes, "arch", isa, "loadable",
+                         strcmp(isa, HOST_ARCH) == 0 ? Py_True : Py_False);
 }
 
 static char *
@@ -208,18 +245,22 @@ result_dict(const DrvResult *r, const char *ttir, size_t tlen, double ms_front)
         r->ms[DRV_PHASE_LINK], "stream_bytes", (unsigned long long)r->stream_bytes);
 }
 
-/* compile(builder, so_path, instrument=False, want_stages=True) -> dict of stages */
+/* compile(builder, so_path, instrument=False, want_stages=True, arch=None) -> dict of
+ * stages; arch as target_info's */
 static PyObject *
 compile(PyObject *self, PyObject *args, PyObject *kw)
 {
-    static char *kwl[] = {"builder", "so_path", "instrument", "want_stages", NULL};
+    static char *kwl[] = {"builder", "so_path", "instrument", "want_stages", "arch", NULL};
     PyObject *pb;
-    const char *so_path;
+    const char *so_path, *arch = NULL;
     int instrument = 0, want = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!s|pp", kwl, &PyBuilder_Type, &pb, &so_path, &instrument, &want))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!s|ppz", kwl, &PyBuilder_Type, &pb, &so_path, &instrument, &want,
+                                     &arch))
         return NULL;
     IrModule *m = ((PyBuilder *)pb)->m;
-    if (target() < 0)
+    CgTarget tbuf;
+    const CgTarget *tgt;
+    if (target(arch, &tbuf, &tgt) < 0)
         return NULL;
     double t0 = now_ms();
     if (ir_module_num_errors(m) || ir_pipeline_run(m, NULL))
@@ -237,7 +278,7 @@ compile(PyObject *self, PyObject *args, PyObject *kw)
     DrvOptions o;
     cg->drv_options_init(&o);
     o.name = "<ttir>";
-    o.target = &cg_target;
+    o.target = tgt;
     o.instrument = instrument;
     o.want_stages = want;
     o.so_path = so_path;
@@ -408,8 +449,9 @@ compile_server_pid(PyObject *self, PyObject *unused)
 static PyMethodDef methods[] = {
     {"compile_server_pid", compile_server_pid, METH_NOARGS, "Pid of this process's compile server, 0 if none."},
     {"compile", (PyCFunction)(void (*)(void))compile, METH_VARARGS | METH_KEYWORDS,
-     "compile(builder, so_path, instrument=False, want_stages=True) -> dict of stages"},
-    {"target_info", target_info, METH_NOARGS, "Target CPU description."},
+     "compile(builder, so_path, instrument=False, want_stages=True, arch=None) -> dict of stages"},
+    {"target_info", (PyCFunction)(void (*)(void))target_info, METH_VARARGS | METH_KEYWORDS,
+     "target_info(arch=None): the target CPU (arch None: SPINE_TRITON_TARGET_ARCH, else the host)."},
     {"cache_root", cache_root, METH_NOARGS, "Kernel cache directory."},
     {"cache_lookup", cache_lookup, METH_VARARGS, "Look up a cache entry."},
     {"cache_store", cache_store, METH_VARARGS, "Store a cache entry atomically."},

@@ -48,8 +48,20 @@ def _compiler_fingerprint():
     return _FINGERPRINT
 
 
-def _target():
-    return _C.target_info()
+def _target(arch=None):
+    """The target CPU: arch None follows SPINE_TRITON_TARGET_ARCH (the host when unset);
+    an unsupported architecture raises ValueError naming the supported ones."""
+    return _C.target_info(arch)
+
+
+def target_arch(target):
+    """The architecture a GPUTarget names for the compiler: None (SPINE_TRITON_TARGET_ARCH,
+    else the host) for upstream's GPUTarget("cpu", 0, 0), else its arch string
+    ("riscv64", "x86_64", a spine-triton CPU name such as "spacemit-a60")."""
+    a = getattr(target, "arch", None) if target is not None else None
+    if a is None or isinstance(a, int) or a == "":
+        return None
+    return str(a)
 
 
 def _instrumentation_on():
@@ -60,8 +72,8 @@ def _instrumentation_on():
         return False
 
 
-def cache_key(jitfn, spec):
-    t = _target()
+def cache_key(jitfn, spec, arch=None):
+    t = _target(arch)
     h = hashlib.sha256()
     h.update(jitfn.cache_key.encode())
     h.update(repr(spec).encode())
@@ -104,7 +116,7 @@ def _constexprs_json(jitfn, spec):
     return json.dumps(out)
 
 
-def _build(jitfn, spec):
+def _build(jitfn, spec, arch=None):
     """Traces the kernel and compiles it to a temporary .so; returns (stages, plan, tmpdir)."""
     from triton.compiler.code_generator import generate
     b = tl._Builder()
@@ -114,7 +126,7 @@ def _build(jitfn, spec):
     tmp = tempfile.mkdtemp(prefix=".build-", dir=root)
     so = os.path.join(tmp, jitfn.__name__ + ".so")
     try:
-        stages = _C.compile(b.c, so, instrument=True, want_stages=True)
+        stages = _C.compile(b.c, so, instrument=True, want_stages=True, arch=arch)
     except _C.BuilderError as e:
         shutil.rmtree(tmp, ignore_errors=True)
         raise _located(jitfn, str(e)) from None
@@ -135,7 +147,7 @@ def _located(jitfn, text):
     return CompilationError.at(jitfn, jitfn.def_line, 1, text)
 
 
-def _store(key, jitfn, spec, stages, plan, so, replace):
+def _store(key, jitfn, spec, stages, plan, so, replace, arch=None):
     name = jitfn.__name__
     meta = {
         "name": name,
@@ -147,7 +159,8 @@ def _store(key, jitfn, spec, stages, plan, so, replace):
         "remarks": [list(r) for r in stages["remarks"]],
         "times_ms": stages["times_ms"],
         "stream_bytes": stages.get("stream_bytes", 0),
-        "target": _target(),
+        "instrumented": _instrumentation_on(),
+        "target": _target(arch),
     }
     files = [(name + ".so", _ROLE_KERNEL, None, so), (name + ".json", _ROLE_META, json.dumps(meta, indent=1), None),
              (name + ".o", _ROLE_DATA, stages["obj"], None)]
@@ -175,9 +188,12 @@ class KernelInfo:
             return f.read()
 
 
-def compile_specialization(jitfn, spec, bound):
-    """Called by the C launcher on an in-memory miss: returns a tritium.Compiled."""
-    key = cache_key(jitfn, spec)
+def compile_specialization(jitfn, spec, bound, arch=None):
+    """Called by the C launcher on an in-memory miss: returns a tritium.Compiled. With a
+    target whose code cannot run in this process (arch, or SPINE_TRITON_TARGET_ARCH, naming
+    another ISA), triton.compile() gets an UnloadedKernel instead (see below); the C
+    launcher's path loads it and so raises the loader's error naming both ISAs."""
+    key = cache_key(jitfn, spec, arch)
     name = jitfn.__name__
     hit = None
     corrupt = False
@@ -193,9 +209,9 @@ def compile_specialization(jitfn, spec, bound):
             _C.stats_add("corrupt_rebuilds")
             corrupt = True
     if hit is None:
-        stages, plan, tmp, so = _build(jitfn, spec)
+        stages, plan, tmp, so = _build(jitfn, spec, arch)
         try:
-            hit = _store(key, jitfn, spec, stages, plan, so, replace=_always_compile() or corrupt)
+            hit = _store(key, jitfn, spec, stages, plan, so, replace=_always_compile() or corrupt, arch=arch)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         _C.stats_add("compiles")
@@ -205,12 +221,33 @@ def compile_specialization(jitfn, spec, bound):
     _, entry_dir, kernel_path, meta_text, files = hit
     meta = json.loads(meta_text)
     _dump(name, files)
-    cost = meta.get("cost", {})
     info = KernelInfo(name, meta, files, key)
+    if bound is _NO_LOAD and not _target(arch)["loadable"]:
+        return UnloadedKernel(kernel_path, meta, name, info)
+    return _load(kernel_path, meta, name, info)
+
+
+_NO_LOAD = object()  # compile_specialization(bound=_NO_LOAD): triton.compile() may skip loading
+
+
+def _load(kernel_path, meta, name, info):
+    cost = meta.get("cost", {})
     return _C.Compiled(kernel_path, meta["plan"], name, json.dumps(meta.get("constexprs", {})),
                        int(cost.get("bytes_loaded", 0) + cost.get("bytes_stored", 0)), float(cost.get("flops16", 0)),
                        float(cost.get("flops32", 0)), float(cost.get("flops64", 0)), meta.get("scopes", []), info,
                        stream_bytes=int(meta.get("stream_bytes", 0)))
+
+
+class UnloadedKernel:
+    """A kernel compiled for another ISA (riscv64 on an x86-64 machine): its stages and
+    .so are in the cache entry (CompiledKernel.asm, triton.tools.aot.export), and a
+    launch tries to load it, which fails with the loader's error naming both ISAs."""
+
+    def __init__(self, kernel_path, meta, name, info):
+        self.kernel_path, self.meta, self.name, self.info = kernel_path, meta, name, info
+
+    def launch(self, grid, args, nthreads=0):
+        return _load(self.kernel_path, self.meta, self.name, self.info).launch(grid, args, nthreads)
 
 
 # ---- ahead-of-time API (upstream triton.compile) -------------------------------------------
@@ -323,10 +360,15 @@ class _AsmDict(dict):
 
 
 def compile(src, target=None, options=None):  # noqa: A001 (upstream name)
-    """Ahead-of-time compile: triton.compile(ASTSource(fn, signature, constexprs), target=GPUTarget("cpu", 0, 0))."""
+    """Ahead-of-time compile: triton.compile(ASTSource(fn, signature, constexprs), target=GPUTarget("cpu", 0, 0)).
+
+    GPUTarget("cpu", "riscv64", 0) (or SPINE_TRITON_TARGET_ARCH=riscv64) cross-compiles:
+    the result holds every stage in .asm ("asm" is RISC-V assembly, "so" the .so bytes)
+    and is not loaded; launching it here raises the loader's error. An unsupported
+    architecture raises ValueError naming the supported ones."""
     if target is not None and getattr(target, "backend", "cpu") != "cpu":
         raise ValueError(f"Tritium compiles for the CPU backend only (got target backend {target.backend!r})")
     if isinstance(src, str):
         raise NotImplementedError("compiling from IR files is done with the tritium-opt tool")
     spec = src.spec()
-    return CompiledKernel(compile_specialization(src.fn, spec, None), src.fn)
+    return CompiledKernel(compile_specialization(src.fn, spec, _NO_LOAD, target_arch(target)), src.fn)

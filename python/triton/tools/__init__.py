@@ -1,0 +1,1 @@
+"""triton.tools: ahead-of-time export of compiled kernels (triton.tools.aot)."""
