@@ -1067,7 +1067,9 @@ le_generic_reduce(LeCtx *c, IrRef v, int axis, IrBlock *region, unsigned init, c
     int64_t e = it.shape[axis];
     if (vl < 1)
         vl = 1;
-    if (simple_combiner && axis == r - 1 && e > vl && e % vl == 0) { /* tile_reduction_using_for */
+    /* tile_reduction_using_for; not when the body reads the reduced dim's index:
+     * MLIR 19's partial-reduction tiling does not offset linalg.index into the chunk */
+    if (simple_combiner && axis == r - 1 && e > vl && e % vl == 0 && !g.idx[axis]) {
         int64_t cands[] = {4 * (int64_t)vl, 2 * (int64_t)vl, vl};
         for (int i = 0; i < 3 && !lanes; i++)
             if (e % cands[i] == 0)

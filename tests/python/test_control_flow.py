@@ -422,6 +422,32 @@ def test_reduce_axis(op, axis):
 
 
 @triton.jit
+def _masked_var_kernel(x_ptr, o_ptr, n, R: tl.constexpr, BLOCK: tl.constexpr):
+    rows = tl.program_id(0) * R + tl.arange(0, R)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + rows[:, None] * n + cols[None, :], mask=cols[None, :] < n, other=0.0)
+    mean = tl.sum(x, axis=1) / n
+    xc = tl.where(cols[None, :] < n, x - mean[:, None], 0.0)   # the body reads the reduced index
+    tl.store(o_ptr + rows, tl.sum(xc * xc, axis=1) / n)
+    odd = tl.where(cols[None, :] % 3 == 1, x, 0.0)
+    tl.store(o_ptr + 4 * R + rows, tl.sum(odd, axis=1))
+
+
+@pytest.mark.parametrize("n", [100, 128, 37])
+def test_row_reduction_reading_its_index(n):
+    """A row reduction whose body depends on the column index (upstream's layer-norm
+    variance): padded lanes are zeroed by the where, and every chunk sees its own
+    columns."""
+    R, BLOCK = 4, 128
+    x = torch.randn(2 * R, n)
+    o = torch.zeros(8 * R)
+    _masked_var_kernel[(2,)](x, o, n, R=R, BLOCK=BLOCK)
+    torch.testing.assert_close(o[:2 * R], x.var(1, unbiased=False), rtol=1e-5, atol=1e-5)
+    sel = (torch.arange(n) % 3 == 1).float()
+    torch.testing.assert_close(o[4 * R:6 * R], (x * sel).sum(1), rtol=1e-5, atol=1e-5)
+
+
+@triton.jit
 def _reduce_all_kernel(x_ptr, o_ptr, M: tl.constexpr, N: tl.constexpr):
     rm = tl.arange(0, M)
     rn = tl.arange(0, N)

@@ -114,9 +114,6 @@ def test_layer_norm(tmp_path):
     _layer_norm(tmp_path, rv_layer_norm)
 
 
-@pytest.mark.xfail(strict=True, reason="compiler bug, on the host too: in sum(where(cols < n, x - mean, 0)**2) over a "
-                   "masked load the where does not zero the padded lanes (variance off by the padding); remove the "
-                   "marker once the lowering is fixed")
 def test_layer_norm_tutorial_where(tmp_path):
     _layer_norm(tmp_path, rv_layer_norm_where)
 
