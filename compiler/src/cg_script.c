@@ -3,7 +3,7 @@
  * vectorisation and bufferization of every linalg.generic (docs/compiler.md §1.4).
  *
  * The lowering says what each generic is and how it wants to be tiled: the
- * attributes tritium.kind ("elementwise", "copy", "fill", "gather",
+ * attributes tritium.kind ("elementwise", "copy", "fill", "pack", "gather",
  * "row_reduction", "column_reduction", "reduction", "contraction"),
  * tritium.tile (a tile size per loop, 0: untiled) and tritium.lanes (the vector
  * accumulator of a row reduction). This file only reads them, plus the static

@@ -23,21 +23,22 @@ pack_b(LeCtx *c, IrRef bv, int nr, int acc, LoType *pt)
 {
     IrType bt = c->f->vals[bv].type;
     int r = ir_type_rank(c->m, bt), from = ir_type_dtype(c->m, ir_type_elem(c->m, bt));
+    const LeVal *lv = &c->vals[bv];
+    const LpVal *pv = lp_val(c->plan, bv);
+    if (pv->kind == LP_LOAD && pv->mat == LM_LAZY && !(lv->ssa && le_scope_visible(c, lv->scope)) &&
+        le_load_is_packable(c, bv)) { /* straight from memory into the panels */
+        int8_t perm[IR_MAX_RANK + 1];
+        for (int d = 0; d < r - 2; d++)
+            perm[d] = (int8_t)d;
+        perm[r - 2] = (int8_t)(r - 1); /* n1 */
+        perm[r - 1] = (int8_t)(r - 2); /* k */
+        perm[r] = (int8_t)r;           /* n0 */
+        return le_load_packed(c, bv, acc, nr, perm, pt);
+    }
     unsigned b = le_dense_tile(c, bv, from);
-    LoType t2 = lt_of_tile(c->m, bt), t3 = t2;
+    LoType t2 = lt_of_tile(c->m, bt), t3;
     int64_t K = t2.shape[r - 2], N = t2.shape[r - 1];
-    t3.rank = (uint8_t)(r + 1);
-    t3.shape[r - 1] = N / nr;
-    t3.shape[r] = nr;
-    LoBuf *o = c->out;
-    unsigned x = lo_fresh(o);
-    lo_printf(o, "%*s%%v%u = tensor.expand_shape %%v%u [", o->indent, "", x, b);
-    for (int d = 0; d < r - 1; d++)
-        lo_printf(o, "[%d], ", d);
-    lo_printf(o, "[%d, %d]] output_shape [", r - 1, r);
-    for (int d = 0; d <= r; d++)
-        lo_printf(o, "%s%lld", d ? ", " : "", (long long)t3.shape[d]);
-    lo_printf(o, "] : %s into %s\n", le_ty(c, &t2), le_ty(c, &t3));
+    unsigned x = le_expand_last(c, b, &t2, nr, &t3);
     /* panels: out (batch?, n1, k, n0) <- in (batch?, k, n1, n0) */
     *pt = t3;
     pt->elem = (uint8_t)acc;

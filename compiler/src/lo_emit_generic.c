@@ -749,19 +749,21 @@ le_materialize(LeCtx *c, IrRef v)
 
 /* ---- snapshots: loads copied where they stand ------------------------------------------------ */
 
-/* A memref-level element-wise generic: fill 'dst' with scalar 'x' (src 0), or
- * copy src into dst (both memrefs of the same shape), converting the element type. */
+/* A memref-level element-wise generic over dst's dims: fill 'dst' with scalar 'x'
+ * (src 0), or copy src into dst converting the element type; src dim k is dst dim
+ * src_dm[k] (NULL: the same dims). */
 static void
-memref_generic(LeCtx *c, unsigned src, const LoType *st, unsigned dst, const LoType *dt, unsigned x)
+memref_generic_map(LeCtx *c, unsigned src, const LoType *st, const int8_t *src_dm, unsigned dst, const LoType *dt,
+                   unsigned x)
 {
     LoBuf *o = c->out;
     int r = dt->rank;
-    int8_t dm[IR_MAX_RANK];
+    int8_t dm[IR_MAX_RANK + 1];
     for (int k = 0; k < r; k++)
         dm[k] = (int8_t)k;
     lo_printf(o, "%*slinalg.generic {indexing_maps = [", o->indent, "");
     if (src) {
-        print_map(o, r, r, dm);
+        print_map(o, r, src_dm ? st->rank : r, src_dm ? src_dm : dm);
         lo_printf(o, ", ");
     }
     print_map(o, r, r, dm);
@@ -773,7 +775,7 @@ memref_generic(LeCtx *c, unsigned src, const LoType *st, unsigned dst, const LoT
     lo_printf(o, " outs(%%v%u : %s)", dst, le_ty(c, dt));
     int64_t tile[IR_MAX_RANK];
     int nt = le_elementwise_tile(c, r, dt->shape, elem_bytes_of(dt->elem), tile);
-    le_kind_attrs(c, o, src ? "copy" : "fill", nt, tile, 0);
+    le_kind_attrs(c, o, !src ? "fill" : src_dm ? "pack" : "copy", nt, tile, 0);
     unsigned a = lo_fresh(o), b = lo_fresh(o);
     const char *e = lt_elem_name(dt->elem);
     if (src)
@@ -785,6 +787,12 @@ memref_generic(LeCtx *c, unsigned src, const LoType *st, unsigned dst, const LoT
     lo_line(o, "linalg.yield %%v%u : %s", y, e);
     o->indent -= 2;
     lo_line(o, "}");
+}
+
+static void
+memref_generic(LeCtx *c, unsigned src, const LoType *st, unsigned dst, const LoType *dt, unsigned x)
+{
+    memref_generic_map(c, src, st, NULL, dst, dt, x);
 }
 
 /* memref.subview of the buffer 'buf' (static tile type bt) at offsets lo/sizes sz
@@ -893,46 +901,179 @@ cast_tile(LeCtx *c, unsigned t, IrType ty, int elem)
     return le_pack_copy(c, t, &st, in, &dt);
 }
 
+/* i1 SSA: the valid region of 'it' is the whole tile (0 when it statically is). */
+static unsigned
+region_is_whole(LeCtx *c, const LoIter *it)
+{
+    unsigned all = 0;
+    for (int d = 0; d < it->rank; d++) {
+        unsigned t[2] = {0, 0};
+        if (it->lo[d])
+            t[0] = lo_emit(c->out, "arith.cmpi eq, %%v%u, %%v%u : index", it->lo[d], le_const_index(c, 0));
+        if (it->size[d])
+            t[1] = lo_emit(c->out, "arith.cmpi eq, %%v%u, %%v%u : index", it->size[d],
+                           le_const_index(c, it->shape[d]));
+        for (int i = 0; i < 2; i++)
+            if (t[i])
+                all = all ? lo_emit(c->out, "arith.andi %%v%u, %%v%u : i1", all, t[i]) : t[i];
+    }
+    return all;
+}
+
+/* The valid region of load ld (iteration 'it') copied into buf (its tile shape, type
+ * bt), the rest filled with the padding value. */
+static void
+copy_region(LeCtx *c, IrOp *ld, const LpMem *mem, const LoIter *it, unsigned buf, const LoType *bt)
+{
+    IrType et = ir_type_elem(c->m, c->f->vals[ld->res[0]].type);
+    int rank = it->rank, from = ir_type_dtype(c->m, et);
+    bool partial = false;
+    for (int k = 0; k < rank; k++)
+        partial |= it->lo[k] || it->size[k];
+    if (partial)
+        memref_generic(c, 0, NULL, buf, bt, le_elem_cast(c->out, pad_value(c, ld, et), from, bt->elem));
+    int w = -1;
+    for (int k = 0; k < rank; k++)
+        if (mem->form.wrap[k])
+            w = k;
+    if (w >= 0) {
+        copy_wrapped(c, mem, et, rank, buf, bt, it, w);
+        return;
+    }
+    bool unit[IR_MAX_RANK] = {0};
+    LoType vt, sv;
+    unsigned view = le_view(c, mem->param, et, rank, mem->form.base, mem->form.coef, it->lo, it->size, it->shape,
+                            false, unit, &vt);
+    unsigned dst = partial ? buffer_subview(c, buf, bt, it->lo, it->size, &sv) : buf;
+    memref_generic(c, view, &vt, dst, partial ? &sv : bt, 0);
+}
+
+unsigned
+le_expand_last(LeCtx *c, unsigned buf, const LoType *bt, int nr, LoType *xt)
+{
+    int r = bt->rank;
+    *xt = *bt;
+    xt->rank = (uint8_t)(r + 1);
+    xt->shape[r - 1] = bt->shape[r - 1] / nr;
+    xt->shape[r] = nr;
+    LoBuf *o = c->out;
+    unsigned x = lo_fresh(o);
+    lo_printf(o, "%*s%%v%u = %s.expand_shape %%v%u [", o->indent, "", x, bt->kind == LT_MEMREF ? "memref" : "tensor",
+              buf);
+    for (int d = 0; d < r - 1; d++)
+        lo_printf(o, "[%d], ", d);
+    lo_printf(o, "[%d, %d]] output_shape [", r - 1, r);
+    for (int d = 0; d <= r; d++)
+        lo_printf(o, "%s%lld", d ? ", " : "", (long long)xt->shape[d]);
+    lo_printf(o, "] : %s into %s\n", le_ty(c, bt), le_ty(c, xt));
+    return x;
+}
+
+/* Can load v be read by le_load_packed: a lazy tile load, not yet read, viewing
+ * memory with one padding value? */
+bool
+le_load_is_packable(LeCtx *c, IrRef v)
+{
+    IrOp *ld = c->f->vals[v].def;
+    if (!ld || ld->opc != IR_LOAD || !ir_type_is_tensor(c->m, c->f->vals[v].type))
+        return false;
+    const LpMem *mem = lp_mem(c->plan, ld);
+    return mem && mem->access != LA_GATHER && !(mem->access == LA_VIEW && !mem->pad_uniform);
+}
+
+unsigned
+le_load_packed(LeCtx *c, IrRef v, int elem, int nr, const int8_t *perm, LoType *pt)
+{
+    IrVal *val = &c->f->vals[v];
+    IrOp *ld = val->def;
+    const LpMem *mem = lp_mem(c->plan, ld);
+    IrType et = ir_type_elem(c->m, val->type);
+    int rank = ir_type_rank(c->m, val->type), xr = rank + (nr > 0);
+    const int64_t *shape = ir_type_shape(c->m, val->type);
+    LoType bt = lt_tensor(elem, rank, shape), xt = bt;
+    bt.kind = LT_MEMREF;
+    int64_t xshape[IR_MAX_RANK + 1];
+    memcpy(xshape, shape, sizeof(int64_t) * (size_t)rank);
+    if (nr > 0) {
+        xshape[rank - 1] = shape[rank - 1] / nr;
+        xshape[rank] = nr;
+    }
+    /* the buffer: the expanded tile's dims in the order perm */
+    LoType ptm = lt_tensor(elem, xr, xshape);
+    ptm.kind = LT_MEMREF;
+    int8_t src_dm[IR_MAX_RANK + 1]; /* expanded tile dim k is buffer dim src_dm[k] */
+    for (int j = 0; j < xr; j++) {
+        int k = perm ? perm[j] : j;
+        ptm.shape[j] = xshape[k];
+        src_dm[k] = (int8_t)j;
+    }
+    unsigned buf = lo_emit(c->out, "memref.alloc() : %s", le_ty(c, &ptm));
+    LoIter it;
+    le_iter(c, &mem->reg, rank, shape, &it);
+    bool wraps = false, any = false;
+    for (int k = 0; k < rank; k++) {
+        wraps |= mem->form.wrap[k] != NULL;
+        any |= it.lo[k] || it.size[k];
+    }
+    bool same = nr == 0 && !perm;
+    unsigned whole = wraps || !any ? 0 : region_is_whole(c, &it);
+    int saved = c->scope;
+    if (whole) {
+        lo_line(c->out, "scf.if %%v%u {", whole);
+        c->out->indent += 2;
+        le_scope_push(c);
+    }
+    if (!wraps) { /* the whole tile (interior tiles): straight from memory, static shapes, one pass */
+        const AExpr *coef[IR_MAX_RANK + 1];
+        for (int k = 0; k < rank; k++)
+            coef[k] = mem->form.coef[k];
+        if (nr > 0) {
+            coef[rank] = coef[rank - 1];
+            coef[rank - 1] = ax_mul(c->x, coef[rank - 1], ax_const(c->x, nr));
+        }
+        bool unit[IR_MAX_RANK + 1] = {0};
+        LoType vt;
+        unsigned view = le_view(c, mem->param, et, xr, mem->form.base, coef, NULL, NULL, xshape, false, unit, &vt);
+        memref_generic_map(c, view, &vt, same ? NULL : src_dm, buf, &ptm, 0);
+    }
+    if (whole) {
+        le_scope_pop(c, saved);
+        c->out->indent -= 2;
+        lo_line(c->out, "} else {");
+        c->out->indent += 2;
+        le_scope_push(c);
+    }
+    if (whole || wraps) { /* edge tiles: padded tails, through a dense copy unless the layout is the tile's */
+        if (same) {
+            copy_region(c, ld, mem, &it, buf, &bt);
+        } else {
+            unsigned d = lo_emit(c->out, "memref.alloc() : %s", le_ty(c, &bt));
+            copy_region(c, ld, mem, &it, d, &bt);
+            unsigned dx = nr > 0 ? le_expand_last(c, d, &bt, nr, &xt) : d;
+            memref_generic_map(c, dx, nr > 0 ? &xt : &bt, src_dm, buf, &ptm, 0);
+        }
+    }
+    if (whole) {
+        le_scope_pop(c, saved);
+        c->out->indent -= 2;
+        lo_line(c->out, "}");
+    }
+    if (pt) {
+        *pt = ptm;
+        pt->kind = LT_TENSOR;
+    }
+    return lo_emit(c->out, "bufferization.to_tensor %%v%u restrict : %s", buf, le_ty(c, &ptm));
+}
+
 /* The tile load v copied where it stands into a fresh buffer of element type
  * elem (zero tails from the padding value, converted): a tensor SSA. */
 static unsigned
 snapshot_into(LeCtx *c, IrRef v, int elem)
 {
     IrVal *val = &c->f->vals[v];
-    IrOp *ld = val->def;
-    const LpMem *mem = lp_mem(c->plan, ld);
-    IrType et = ir_type_elem(c->m, val->type);
-    int from = ir_type_dtype(c->m, et);
-    if (mem->access == LA_GATHER || (mem->access == LA_VIEW && !mem->pad_uniform)) {
+    if (!le_load_is_packable(c, v))
         return cast_tile(c, tile_generic(c, v, true), val->type, elem);
-    }
-    int rank = ir_type_rank(c->m, val->type);
-    const int64_t *shape = ir_type_shape(c->m, val->type);
-    LoType bt = lt_tensor(elem, rank, shape);
-    bt.kind = LT_MEMREF;
-    unsigned buf = lo_emit(c->out, "memref.alloc() : %s", le_ty(c, &bt));
-    LoIter it;
-    le_iter(c, &mem->reg, rank, shape, &it);
-    bool partial = false;
-    for (int k = 0; k < rank; k++)
-        partial |= it.lo[k] || it.size[k];
-    if (partial)
-        memref_generic(c, 0, NULL, buf, &bt, le_elem_cast(c->out, pad_value(c, ld, et), from, elem));
-    int w = -1;
-    for (int k = 0; k < rank; k++)
-        if (mem->form.wrap[k])
-            w = k;
-    if (w >= 0) {
-        copy_wrapped(c, mem, et, rank, buf, &bt, &it, w);
-    } else {
-        bool unit[IR_MAX_RANK] = {0};
-        LoType vt, sv;
-        unsigned view = le_view(c, mem->param, et, rank, mem->form.base, mem->form.coef, it.lo, it.size, shape, false,
-                                unit, &vt);
-        unsigned dst = partial ? buffer_subview(c, buf, &bt, it.lo, it.size, &sv) : buf;
-        memref_generic(c, view, &vt, dst, partial ? &sv : &bt, 0);
-    }
-    return lo_emit(c->out, "bufferization.to_tensor %%v%u restrict : %s", buf, le_ty(c, &bt));
+    return le_load_packed(c, v, elem, 0, NULL, NULL);
 }
 
 unsigned
@@ -957,11 +1098,8 @@ le_dense_tile(LeCtx *c, IrRef v, int elem)
     LeVal *lv = &c->vals[v];
     int from = ir_type_dtype(c->m, ir_type_elem(c->m, val->type));
     bool visible = lv->ssa && le_scope_visible(c, lv->scope);
-    if (!visible && pv->kind == LP_LOAD && pv->mat == LM_LAZY) {
-        const LpMem *mem = lp_mem(c->plan, val->def);
-        if (mem->access != LA_VIEW || !lp_region_is_full(&mem->reg))
-            return elem == from ? le_load_snapshot(c, v) : snapshot_into(c, v, elem);
-    }
+    if (!visible && pv->kind == LP_LOAD && pv->mat == LM_LAZY && le_load_is_packable(c, v))
+        return elem == from ? le_load_snapshot(c, v) : le_load_packed(c, v, elem, 0, NULL, NULL);
     return cast_tile(c, le_materialize(c, v), val->type, elem);
 }
 

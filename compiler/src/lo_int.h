@@ -481,10 +481,21 @@ int le_elementwise_tile(const LeCtx *c, int rank, const int64_t *shape, int elem
 unsigned le_alloc_tensor(LeCtx *c, const LoType *t);
 /* The tile load v copied into a fresh buffer where it stands (snapshot, wrap-around). */
 unsigned le_load_snapshot(LeCtx *c, IrRef v);
-/* A dense full tile of v in element type elem (a dot operand): a load with a
- * partial region is copied into a zero-padded buffer at memref level, anything else
- * is materialised (and converted by a copy when its type differs). */
+/* A dense full tile of v in element type elem (a dot operand): a tile load not yet
+ * read is copied into a buffer at memref level (le_load_packed: padded edges),
+ * anything else is materialised (and converted by a copy when its type differs). */
 unsigned le_dense_tile(LeCtx *c, IrRef v, int elem);
+/* The tile load v, not yet read, copied into a fresh buffer of element type elem in
+ * the layout of a packed operand: the tile's last dim split by nr (0: not split),
+ * the dims in the order perm (buffer dim j = expanded tile dim perm[j]; NULL: in
+ * order). A tile whose valid region is whole (checked at run time) is copied straight
+ * from memory in one pass; an edge tile goes through a padded dense copy. Returns
+ * the tensor SSA and, when pt is not NULL, its type. NULL when v is not such a load. */
+unsigned le_load_packed(LeCtx *c, IrRef v, int elem, int nr, const int8_t *perm, LoType *pt);
+bool le_load_is_packable(LeCtx *c, IrRef v);
+/* tensor.expand_shape (memref.expand_shape for an identity-layout memref) of x (type
+ * bt) splitting its last dim by nr; writes the result type */
+unsigned le_expand_last(LeCtx *c, unsigned x, const LoType *bt, int nr, LoType *xt);
 /* dst = cast(src) as an all-parallel "pack" generic into a fresh tensor of type dt;
  * 'in' is the input's indexing map: for each src dim, the dst dim indexing it
  * (-1 ends). */
