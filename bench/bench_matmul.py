@@ -191,18 +191,25 @@ def riscv_fma_share():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     if p.returncode:
         return f"riscv64 SMT matmul: could not compile ({p.stderr.strip().splitlines()[-1:]})"
-    blocks, cur = {}, None
+    # the innermost loops: a label's instructions up to the branch back to it
+    loops, cur, body = [], None, []
     for line in p.stdout.split("\n"):
         m = re.match(r"^(\.LBB\d+_\d+):", line)
         if m:
-            cur = m.group(1)
-            blocks[cur] = []
+            cur, body = m.group(1), []
         elif cur and line.startswith("\t") and not line.startswith("\t."):
-            blocks[cur].append(line.split()[0])
-    best = max(blocks.values(), key=lambda ins: sum(i.startswith(("vfmacc", "vfmadd")) for i in ins), default=[])
-    n = sum(i.startswith(("vfmacc", "vfmadd")) for i in best)
+            f = line.split()
+            body.append(f[0] + ("@sp" if "(sp)" in line else ""))
+            if f[0].startswith("b") and f[-1] == cur:
+                loops.append(body)
+                cur = None
+    fma = lambda ins: sum(i.startswith(("vfmacc", "vfmadd")) for i in ins)  # noqa: E731
+    best = max(loops, key=fma, default=[])
+    n = fma(best)
+    spills = sum(i.startswith(("vs1r", "vs2r", "vs4r", "vs8r", "vl1r", "vl2r", "vl4r", "vl8r")) or i.endswith("@sp")
+                 for i in best)
     return (f"riscv64 SMT matmul inner loop: {n} of {len(best)} instructions are vfmacc/vfmadd "
-            f"({100 * n / max(len(best), 1):.0f}%)")
+            f"({100 * n / max(len(best), 1):.0f}%), {spills} spills")
 
 
 if __name__ == "__main__":

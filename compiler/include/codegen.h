@@ -16,6 +16,7 @@
 #ifndef TRITIUM_CODEGEN_H
 #define TRITIUM_CODEGEN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,8 @@ typedef struct CgTarget {
     int vector_bytes_max; /* widest vector register (>= vector_bytes): compute-bound kernels
                              use it where it is wider (AMD Zen with AVX-512) */
     int vector_regs;      /* vector registers: 32 with AVX-512 or RVV, else 16 */
+    bool fma_scalar_operand; /* the vector FMA reads a broadcast operand from a scalar
+                                register (RVV vfmacc.vf): no vector register holds it */
 } CgTarget;
 
 typedef struct CgOptions {
@@ -74,6 +77,13 @@ typedef struct CgResult {
  * (aarch64 included: not a Tritium target) with a message naming the supported
  * values in err (when err is not NULL; truncated to errlen). */
 int cg_target_for_arch(const char *arch, CgTarget *t, char *err, size_t errlen);
+
+/* Fills t for a CPU by LLVM name, for inspecting its code where it cannot run
+ * (tritium-opt --mcpu): x86-64 CPUs such as znver1 (AVX2), znver4 or
+ * sapphirerapids (AVX-512), x86-64-v3/v4, and spacemit-x60; mattr ("+f,-g", may
+ * be NULL) is added to the features. Returns 0, or -EINVAL with the known names in
+ * err. */
+int cg_target_for_cpu(const char *cpu, const char *mattr, CgTarget *t, char *err, size_t errlen);
 
 /* cg_target_for_arch(NULL, t, NULL, 0): the target SPINE_TRITON_TARGET_ARCH names,
  * the host when unset. Returns 0 or -EINVAL. */

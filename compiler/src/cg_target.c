@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <llvm-c/Support.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,11 @@ init_targets(void)
     LLVMInitializeRISCVTarget();
     LLVMInitializeRISCVTargetMC();
     LLVMInitializeRISCVAsmPrinter();
+    /* RVV: a fixed-length vector wider than VLEN (a dot's B panel row, a reduction's
+     * accumulator) becomes several LMUL-1 registers, as a zmm pair does on x86, not
+     * one register group; the micro-kernel then keeps mr x nr/VL accumulators. */
+    const char *argv[] = {"tritium", "-riscv-v-fixed-length-vector-lmul-max=1"};
+    LLVMParseCommandLineOptions(2, argv, NULL);
 }
 
 void
@@ -121,6 +127,7 @@ riscv_target(CgTarget *t)
     snprintf(t->features, sizeof t->features, "%s", RISCV_FEATURES);
     t->vector_bytes = t->vector_bytes_max = RISCV_VLEN_BYTES;
     t->vector_regs = 32;
+    t->fma_scalar_operand = true;
 }
 
 /* The machine we run on, from LLVM's host detection. */
@@ -138,6 +145,7 @@ native_target(CgTarget *t)
         snprintf(t->features, sizeof t->features, "%s", RISCV_FEATURES);
     t->vector_bytes = vector_bytes_for(t->triple, t->cpu, t->features, &t->vector_bytes_max);
     t->vector_regs = t->vector_bytes_max >= 64 || cg_target_is_riscv(t) ? 32 : 16;
+    t->fma_scalar_operand = cg_target_is_riscv(t);
     LLVMDisposeMessage(triple);
     LLVMDisposeMessage(cpu);
     LLVMDisposeMessage(features);
@@ -169,6 +177,15 @@ cg_target_for_arch(const char *arch, CgTarget *t, char *err, size_t errlen)
     if (!arch)
         arch = getenv("SPINE_TRITON_TARGET_ARCH");
     if (!arch || is_any(arch, host)) {
+        const char *cpu = getenv("TRITIUM_CPU");
+        if (cpu && *cpu) { /* another CPU's code for this machine (it must run here) */
+            char why[768];
+            if (cg_target_for_cpu(cpu, getenv("TRITIUM_CPU_FEATURES"), t, why, sizeof why) == 0)
+                return 0;
+            if (err && errlen)
+                snprintf(err, errlen, "TRITIUM_CPU: %s", why);
+            return -EINVAL;
+        }
         native_target(t);
         return 0;
     }
@@ -179,6 +196,61 @@ cg_target_for_arch(const char *arch, CgTarget *t, char *err, size_t errlen)
     if (err && errlen)
         snprintf(err, errlen, "unsupported target architecture '%s' (SPINE_TRITON_TARGET_ARCH or "
                  "GPUTarget.arch): supported are %s", arch, CG_TARGET_ARCHS);
+    return -EINVAL;
+}
+
+/* x86-64 CPUs by name and the features that decide code generation here (LLVM
+ * implies the rest from the name). */
+static const struct {
+    const char *cpu, *features;
+} x86_cpus[] = {
+    {"x86-64", "+sse2"},
+    {"x86-64-v2", "+sse4.2"},
+    {"x86-64-v3", "+avx,+avx2,+fma"},
+    {"haswell", "+avx,+avx2,+fma"},
+    {"broadwell", "+avx,+avx2,+fma"},
+    {"skylake", "+avx,+avx2,+fma"},
+    {"alderlake", "+avx,+avx2,+fma"},
+    {"znver1", "+avx,+avx2,+fma"},
+    {"znver2", "+avx,+avx2,+fma"},
+    {"znver3", "+avx,+avx2,+fma"},
+    {"x86-64-v4", "+avx,+avx2,+fma,+avx512f"},
+    {"skylake-avx512", "+avx,+avx2,+fma,+avx512f"},
+    {"cascadelake", "+avx,+avx2,+fma,+avx512f"},
+    {"icelake-server", "+avx,+avx2,+fma,+avx512f"},
+    {"cooperlake", "+avx,+avx2,+fma,+avx512f,+avx512bf16"},
+    {"sapphirerapids", "+avx,+avx2,+fma,+avx512f,+avx512bf16,+avx512fp16"},
+    {"graniterapids", "+avx,+avx2,+fma,+avx512f,+avx512bf16,+avx512fp16"},
+    {"znver4", "+avx,+avx2,+fma,+avx512f,+avx512bf16"},
+    {"znver5", "+avx,+avx2,+fma,+avx512f,+avx512bf16"},
+};
+
+/* Documented in codegen.h. */
+CG_EXPORT int
+cg_target_for_cpu(const char *cpu, const char *mattr, CgTarget *t, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    if (strcmp(cpu, RISCV_CPU) == 0) {
+        riscv_target(t);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof x86_cpus / sizeof *x86_cpus; i++) {
+        if (strcmp(cpu, x86_cpus[i].cpu) != 0)
+            continue;
+        snprintf(t->triple, sizeof t->triple, "x86_64-unknown-linux-gnu");
+        snprintf(t->cpu, sizeof t->cpu, "%s", cpu);
+        /* ours for the vector width, then the caller's (LLVM: the last one wins) */
+        snprintf(t->features, sizeof t->features, "%s%s%s", x86_cpus[i].features, mattr && *mattr ? "," : "",
+                 mattr ? mattr : "");
+        t->vector_bytes = vector_bytes_for(t->triple, t->cpu, t->features, &t->vector_bytes_max);
+        t->vector_regs = t->vector_bytes_max >= 64 ? 32 : 16;
+        return 0;
+    }
+    if (err && errlen) {
+        size_t n = (size_t)snprintf(err, errlen, "unknown CPU '%s': known are %s", cpu, RISCV_CPU);
+        for (size_t i = 0; i < sizeof x86_cpus / sizeof *x86_cpus && n < errlen; i++)
+            n += (size_t)snprintf(err + n, errlen - n, ", %s", x86_cpus[i].cpu);
+    }
     return -EINVAL;
 }
 

@@ -168,6 +168,7 @@ lower(IrModule *m, const DrvOptions *o, const CgTarget *t, DrvResult *res)
                     /* kernels narrowed below the widest vector keep the 16-register
                      * contraction block they were measured with */
                     .vector_regs = res->vector_bytes >= t->vector_bytes_max ? t->vector_regs : 16,
+                    .fma_scalar_operand = t->fma_scalar_operand,
                     .instrument = o->instrument};
     char *text = NULL;
     size_t len = 0;

@@ -55,11 +55,12 @@ pack_b(LeCtx *c, IrRef bv, int nr, int acc, LoType *pt)
     return le_pack_copy(c, x, &t3, in, pt);
 }
 
-/* tensor.extract_slice of the columns [off, off + cs's width) of whole (type tc, slice
- * type cs), or with part != 0 tensor.insert_slice of part there: the new SSA */
+/* tensor.extract_slice of whole (type tc) at offset off (SSA index) along dim, 0
+ * along the others, sizes cs's (the slice type); or with part != 0 tensor.insert_slice
+ * of part there: the new SSA */
 static unsigned
-column_slice(LeCtx *c, const char *what, unsigned part, unsigned whole, unsigned off, const LoType *tc,
-             const LoType *cs)
+dim_slice(LeCtx *c, const char *what, unsigned part, unsigned whole, int dim, unsigned off, const LoType *tc,
+          const LoType *cs)
 {
     LoBuf *o = c->out;
     unsigned r = lo_fresh(o);
@@ -68,9 +69,13 @@ column_slice(LeCtx *c, const char *what, unsigned part, unsigned whole, unsigned
         lo_printf(o, "%*s%%v%u = tensor.%s %%v%u into %%v%u[", o->indent, "", r, what, part, whole);
     else
         lo_printf(o, "%*s%%v%u = tensor.%s %%v%u[", o->indent, "", r, what, whole);
-    for (int d = 0; d < rank - 1; d++)
-        lo_printf(o, "0, ");
-    lo_printf(o, "%%v%u] [", off);
+    for (int d = 0; d < rank; d++) {
+        if (d == dim)
+            lo_printf(o, "%s%%v%u", d ? ", " : "", off);
+        else
+            lo_printf(o, "%s0", d ? ", " : "");
+    }
+    lo_printf(o, "] [");
     for (int d = 0; d < rank; d++)
         lo_printf(o, "%s%lld", d ? ", " : "", (long long)cs->shape[d]);
     lo_printf(o, "] [");
@@ -80,6 +85,45 @@ column_slice(LeCtx *c, const char *what, unsigned part, unsigned whole, unsigned
         lo_printf(o, "] : %s into %s\n", le_ty(c, cs), le_ty(c, tc));
     else
         lo_printf(o, "] : %s to %s\n", le_ty(c, tc), le_ty(c, cs));
+    return r;
+}
+
+/* The micro-kernel: C (type cs) += A (ta) @ B panel (bs), a contraction generic
+ * tiled mr rows at a time (0: all rows) and one k per step. Returns the result. */
+static unsigned
+contraction(LeCtx *c, unsigned a, const LoType *ta, unsigned b, const LoType *bs, unsigned cc, const LoType *cs,
+            int64_t mr)
+{
+    static const char *const maps2[3] = {"affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d2, d1)>",
+                                         "affine_map<(d0, d1, d2) -> (d0, d1)>"};
+    static const char *const maps3[3] = {"affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>",
+                                         "affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>",
+                                         "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>"};
+    LoBuf *o = c->out;
+    int rank = cs->rank, acc = cs->elem;
+    int64_t M = cs->shape[rank - 2], K = ta->shape[rank - 1];
+    const char *const *maps = rank == 3 ? maps3 : maps2;
+    const char *te = lt_elem_name(acc);
+    unsigned r = lo_fresh(o), xa = lo_fresh(o), xb = lo_fresh(o), xc = lo_fresh(o);
+    lo_printf(o, "%*s%%v%u = linalg.generic {indexing_maps = [%s, %s, %s], iterator_types = [%s\"parallel\", "
+                 "\"parallel\", \"reduction\"]} ins(%%v%u, %%v%u : %s, %s) outs(%%v%u : %s)",
+              o->indent, "", r, maps[0], maps[1], maps[2], rank == 3 ? "\"parallel\", " : "", a, b, le_ty(c, ta),
+              le_ty(c, bs), cc, le_ty(c, cs));
+    int64_t tile[4];
+    for (int d = 0; d < rank - 2; d++)
+        tile[d] = cs->shape[d] == 1 ? 0 : 1;
+    tile[rank - 2] = mr == M ? 0 : mr;
+    tile[rank - 1] = 0;
+    tile[rank] = K == 1 ? 0 : 1;
+    le_kind_attrs(c, o, "contraction", rank + 1, tile, 0);
+    lo_printf(o, " {\n%*s^bb0(%%v%u: %s, %%v%u: %s, %%v%u: %s):\n", o->indent, "", xa, te, xb, te, xc, te);
+    o->indent += 2;
+    bool fl = ir_dtype_is_float((IrDtype)acc);
+    unsigned m = lo_emit(o, "arith.%s %%v%u, %%v%u : %s", fl ? "mulf" : "muli", xa, xb, te);
+    unsigned s = lo_emit(o, "arith.%s %%v%u, %%v%u : %s", fl ? "addf" : "addi", xc, m, te);
+    lo_line(o, "linalg.yield %%v%u : %s", s, te);
+    o->indent -= 2;
+    lo_line(o, "} -> %s", le_ty(c, cs));
     return r;
 }
 
@@ -124,7 +168,7 @@ le_dot(LeCtx *c, IrOp *op)
     bs.shape[rank - 1] = pd->nr;
     unsigned csl = cur, bsl = bp;
     if (nb > 1) {
-        csl = column_slice(c, "extract_slice", 0, cur, off, &tc, &cs);
+        csl = dim_slice(c, "extract_slice", 0, cur, rank - 1, off, &tc, &cs);
     }
     { /* the panel, rank-reduced to [(batch,) K, nr] */
         bsl = lo_fresh(o);
@@ -142,37 +186,28 @@ le_dot(LeCtx *c, IrOp *op)
             lo_printf(o, "%s1", d ? ", " : "");
         lo_printf(o, "] : %s to %s\n", le_ty(c, &tp), le_ty(c, &bs));
     }
-    /* the micro-kernel: C block mr x nr in registers over single k steps */
-    static const char *const maps2[3] = {"affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d2, d1)>",
-                                         "affine_map<(d0, d1, d2) -> (d0, d1)>"};
-    static const char *const maps3[3] = {"affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>",
-                                         "affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>",
-                                         "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>"};
-    const char *const *maps = rank == 3 ? maps3 : maps2;
-    const char *te = lt_elem_name(acc);
-    unsigned r = lo_fresh(o), xa = lo_fresh(o), xb = lo_fresh(o), xc = lo_fresh(o);
-    lo_printf(o, "%*s%%v%u = linalg.generic {indexing_maps = [%s, %s, %s], iterator_types = [%s\"parallel\", "
-                 "\"parallel\", \"reduction\"]} ins(%%v%u, %%v%u : %s, %s) outs(%%v%u : %s)",
-              o->indent, "", r, maps[0], maps[1], maps[2], rank == 3 ? "\"parallel\", " : "", a, bsl, le_ty(c, &ta),
-              le_ty(c, &bs), csl, le_ty(c, &cs));
-    int64_t tile[4];
-    for (int d = 0; d < rank - 2; d++)
-        tile[d] = tc.shape[d] == 1 ? 0 : 1;
-    tile[rank - 2] = pd->mr == M ? 0 : pd->mr;
-    tile[rank - 1] = 0;
-    tile[rank] = K == 1 ? 0 : 1;
-    le_kind_attrs(c, o, "contraction", rank + 1, tile, 0);
-    lo_printf(o, " {\n%*s^bb0(%%v%u: %s, %%v%u: %s, %%v%u: %s):\n", o->indent, "", xa, te, xb, te, xc, te);
-    o->indent += 2;
-    bool fl = ir_dtype_is_float((IrDtype)acc);
-    unsigned m = lo_emit(o, "arith.%s %%v%u, %%v%u : %s", fl ? "mulf" : "muli", xa, xb, te);
-    unsigned s = lo_emit(o, "arith.%s %%v%u, %%v%u : %s", fl ? "addf" : "addi", xc, m, te);
-    lo_line(o, "linalg.yield %%v%u : %s", s, te);
-    o->indent -= 2;
-    lo_line(o, "} -> %s", le_ty(c, &cs));
+    /* the micro-kernel: C block mr x nr in registers over single k steps; when mr does
+     * not divide M, the last M % mr rows are a second block of their own */
+    int64_t tail = M % pd->mr, M1 = M - tail;
+    unsigned r;
+    if (!tail || !M1) {
+        r = contraction(c, a, &ta, bsl, &bs, csl, &cs, tail ? M : pd->mr);
+    } else {
+        r = csl;
+        int64_t part[2][2] = {{0, M1}, {M1, tail}};
+        for (int i = 0; i < 2; i++) {
+            LoType ra = ta, rc = cs;
+            ra.shape[rank - 2] = rc.shape[rank - 2] = part[i][1];
+            unsigned at0 = le_const_index(c, part[i][0]);
+            unsigned as = dim_slice(c, "extract_slice", 0, a, rank - 2, at0, &ta, &ra);
+            unsigned cp = dim_slice(c, "extract_slice", 0, r, rank - 2, at0, &cs, &rc);
+            unsigned cr = contraction(c, as, &ra, bsl, &bs, cp, &rc, i ? part[i][1] : pd->mr);
+            r = dim_slice(c, "insert_slice", cr, r, rank - 2, at0, &cs, &rc);
+        }
+    }
     unsigned out = r;
     if (nb > 1) {
-        unsigned ins = column_slice(c, "insert_slice", r, cur, off, &tc, &cs);
+        unsigned ins = dim_slice(c, "insert_slice", r, cur, rank - 1, off, &tc, &cs);
         lo_line(o, "scf.yield %%v%u : %s", ins, le_ty(c, &tc));
         le_scope_pop(c, saved);
         o->indent -= 2;

@@ -624,20 +624,14 @@ walk_advance(Walk *w, const IrOp *op, uint32_t pos)
     return 0;
 }
 
-/* The largest of the candidates (descending, 0-terminated) that divides n and is
- * at most lim; 1 when none does. */
-static int
-largest_divisor(int64_t n, const int *cand, int lim)
-{
-    for (int i = 0; cand[i]; i++)
-        if (cand[i] <= lim && n % cand[i] == 0)
-            return cand[i];
-    return 1;
-}
-
-/* The micro-kernel of a dot: nr = two vectors (or the widest part of one that
- * divides N), mr = the most rows whose accumulators fit beside the B vectors and
- * one broadcast of A. */
+/* The micro-kernel of a dot, an mr x nr block of C in vector registers: nr the
+ * widest of 4, 2, 1 vectors (or part of one) dividing N that still leaves room for
+ * at least 4 rows of accumulators beside its B vectors and one broadcast of A (none
+ * where the FMA takes it from a scalar register, RVV); mr
+ * the most rows that fit, or a divisor of M at most a quarter smaller (else the
+ * emitter runs the last M % mr rows as a block of their own). 32 registers of 8
+ * lanes (RVV at VLEN 256, fp32): 7 x 32; 32 of 16 (AVX-512): 6 x 64; 16 of 8 (AVX2):
+ * 6 x 16. */
 static void
 plan_dot(LoPlan *p, const IrOp *op)
 {
@@ -660,11 +654,26 @@ plan_dot(LoPlan *p, const IrOp *op)
     if (vl < 1)
         vl = 1;
     int64_t M = cs[rank - 2], N = cs[rank - 1];
-    int nrc[] = {2 * vl, vl, vl / 2, vl / 4, vl / 8, 0};
-    d->nr = largest_divisor(N, nrc, 2 * vl);
-    int nv = d->nr >= vl ? d->nr / vl : 1;
-    int mrc[] = {14, 12, 8, 6, 4, 3, 2, 1, 0};
-    d->mr = largest_divisor(M, mrc, (regs - nv - 1) / nv);
+    int nrc[] = {4 * vl, 2 * vl, vl, vl / 2, vl / 4, vl / 8, 1};
+    int mmax = 1;
+    d->nr = 1;
+    for (size_t i = 0; i < sizeof nrc / sizeof *nrc; i++) {
+        int nr = nrc[i], nv = nr > vl ? nr / vl : 1;
+        if (nr < 1 || N % nr)
+            continue;
+        d->nr = nr;
+        mmax = (regs - nv - !p->opt->fma_scalar_operand) / nv;
+        if (mmax >= 4)
+            break;
+    }
+    if (mmax < 1)
+        mmax = 1;
+    d->mr = (int)(M < mmax ? M : mmax);
+    for (int m = d->mr; 4 * m >= 3 * d->mr; m--)
+        if (M % m == 0) {
+            d->mr = m;
+            break;
+        }
     d->a_copy = ir_type_dtype(p->m, ir_type_elem(p->m, at)) != d->acc;
     opmap_put(p, op, p->ndots++);
 }

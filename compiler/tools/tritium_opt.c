@@ -5,7 +5,7 @@
  *   tritium-opt file.ttir [--emit=ttir|linalg|llmlir|llir|asm|obj|so] [-o out]
  *               [--dump=<pass>|all|input] [--no-passes] [--print-locs]
  *               [--no-instrument] [--no-stream] [--vector-bytes=N] [--isolate]
- *               [--remarks]
+ *               [--remarks] [--mcpu=CPU [--mattr=FEATURES]]
  *
  * Lets every compiler stage be tested from a text file without Python
  * (docs/ttir.md). The defaults are those of a Python compile (instrumentation on,
@@ -31,6 +31,8 @@ typedef struct Opts {
     const char *in, *out;
     int emit;
     bool remarks;
+    const char *mcpu, *mattr; /* --mcpu, --mattr: another CPU's code */
+    CgTarget target;
     DrvOptions drv;
 } Opts;
 
@@ -52,6 +54,10 @@ usage(FILE *f)
           "                     as an error (also with TRITIUM_COMPILE_FORK=1; default: in process)\n"
           "  --remarks          print the compiler's remarks (fallbacks to element-wise code, ...)\n"
           "                     to stderr as file:line:col: remark: message\n"
+          "  --mcpu=CPU         generate code for CPU instead of this machine (for reading it; it\n"
+          "                     may not run here): znver1 (AVX2), znver4, sapphirerapids (AVX-512),\n"
+          "                     x86-64-v3, x86-64-v4, spacemit-x60 (RVV), ...\n"
+          "  --mattr=FEATURES   with --mcpu: add LLVM features (\"+avx512fp16,-avx512bf16\")\n"
           "  -h, --help         this text\n"
           "The native stages are compiled as a Python compile does: for the host\n"
           "(SPINE_TRITON_TARGET_ARCH=riscv64 cross-compiles), instrumented, with the streaming-store\n"
@@ -207,7 +213,8 @@ parse_args(int argc, char **argv, Opts *o)
         {"no-passes", no_argument, NULL, 'n'},       {"print-locs", no_argument, NULL, 'l'},
         {"no-instrument", no_argument, NULL, 'I'},   {"no-stream", no_argument, NULL, 'S'},
         {"vector-bytes", required_argument, NULL, 'V'}, {"isolate", no_argument, NULL, 'F'},
-        {"remarks", no_argument, NULL, 'R'},
+        {"remarks", no_argument, NULL, 'R'},         {"mcpu", required_argument, NULL, 'C'},
+        {"mattr", required_argument, NULL, 'A'},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
     };
     int c;
@@ -233,6 +240,8 @@ parse_args(int argc, char **argv, Opts *o)
             break;
         case 'F': o->drv.isolate = true; break;
         case 'R': o->remarks = true; break;
+        case 'C': o->mcpu = optarg; break;
+        case 'A': o->mattr = optarg; break;
         case 'o': o->out = optarg; break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return 1;
@@ -254,6 +263,14 @@ main(int argc, char **argv)
     o.drv.isolate = fork_env();
     if (parse_args(argc, argv, &o))
         return 1;
+    if (o.mattr && !o.mcpu)
+        return fail("--mattr=%s needs --mcpu", o.mattr);
+    if (o.mcpu) {
+        char why[1024];
+        if (cg_target_for_cpu(o.mcpu, o.mattr, &o.target, why, sizeof why))
+            return fail("%s", why);
+        o.drv.target = &o.target;
+    }
     size_t len;
     char *text = read_all(o.in, &len);
     if (!text) {
