@@ -264,8 +264,9 @@
     if (tl.dropped > 0) {
       var p = document.createElement('p');
       p.className = 'hint';
-      p.textContent = 'Showing ' + (tl.total - tl.dropped) + ' of ' + tl.total +
-        ' slices (outermost and longest first); open the trace in ui.perfetto.dev for all of them.';
+      p.textContent = 'Timeline decimated: showing ' + (tl.total - tl.dropped) + ' of ' + tl.total +
+        ' slices (the outermost and longest); the tree and the table cover all of them. ' +
+        'Open the trace in ui.perfetto.dev for every slice.';
       host.appendChild(p);
     }
     var legend = document.createElement('div');

@@ -155,8 +155,9 @@ timeline_json(const CliProfile *p)
     }
     cJSON_AddNumberToObject(o, "t0", isfinite(t0) ? t0 : 0);
     cJSON_AddNumberToObject(o, "t1", isfinite(t1) ? t1 : 0);
-    cJSON_AddNumberToObject(o, "dropped", n - keep);
-    cJSON_AddNumberToObject(o, "total", n);
+    double total = p->spans_total > n ? (double)p->spans_total : n;
+    cJSON_AddNumberToObject(o, "dropped", total - keep);
+    cJSON_AddNumberToObject(o, "total", total);
     free(rows);
     free(v);
     return o;
@@ -512,6 +513,10 @@ cli_html_main(int argc, char **argv)
         goto out;
     }
     cli_html_render(p, &b);
+    if (p->spans_total > TIMELINE_MAX_SPANS)
+        cli_error("html", "note: %s has %ld timeline slices; the page's timeline shows %d of "
+                  "them (the outermost and longest), the tree and the table cover all",
+                  in, p->spans_total, TIMELINE_MAX_SPANS);
     cli_profile_destroy(p);
     if (cli_file_write_atomic(out, b.s, b.n, &e) != 0) {
         cli_error("html", "%s", e.msg);
