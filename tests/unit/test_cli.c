@@ -364,12 +364,17 @@ test_path_separator_is_unambiguous(void **state)
     assert_string_not_equal(cli_heat_color(0, 0, 1), "\033[2m");
 }
 
-/* Merges two texts; NULL with e set on failure. */
+/* Merges two texts and parses the result; NULL with e set on failure. */
 static cJSON *
 merge_two(const char *a, const char *b, int hatchet, CliErr *e)
 {
     CliMergeIn in[2] = {{"x/a.json", a, strlen(a)}, {"y/b.json", b, strlen(b)}};
-    return cli_merge_mem(in, 2, hatchet, e);
+    CliBuf out = {0};
+    cJSON *j = NULL;
+    if (cli_merge_write(in, 2, hatchet, cli_buf_write, &out, e) == 0)
+        j = cli_json_parse(out.s, out.n, e);
+    cli_buf_fini(&out);
+    return j;
 }
 
 static void
@@ -391,8 +396,8 @@ test_merge_traces(void **state)
     m = merge_two(c, b, 0, &e);
     assert_non_null(m);
     char *s = cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "otherData"), "merged_from"));
-    assert_string_equal(s, "[{\"file\":\"a.json\",\"shift_us\":0,\"pids\":[1,2]},"
-                           "{\"file\":\"b.json\",\"shift_us\":0,\"pids\":[3]}]");
+    assert_string_equal(s, "[{\"file\":\"a.json\",\"shift_us\":0,\"pids\":[1,2],\"otherData\":{}},"
+                           "{\"file\":\"b.json\",\"shift_us\":0,\"pids\":[3],\"otherData\":{}}]");
     free(s);
     cJSON_Delete(m);
     /* bad inputs are errors, not silently dropped fields */
@@ -412,6 +417,49 @@ test_merge_traces(void **state)
     assert_non_null(p);
     assert_float_equal(value_at(p, "ipc", "ROOT/b.json/k", NULL), 2.0, 1e-12);
     cli_profile_destroy(p);
+    cJSON_Delete(m);
+}
+
+
+/* merge keeps each input's otherData and says what they have in common: one clock,
+ * mixed counter sources, the union of the events, the sum of the drops (issue 14) */
+static void
+test_merge_keeps_other_data(void **state)
+{
+    (void)state;
+    CliErr e;
+    const char *a = "{\"otherData\": {\"tool\": \"tritium-proton\", \"pid\": 5, \"clock_source\": \"tsc\","
+                    " \"counter_source\": \"software\", \"events\": [\"task-clock (ns)\", \"page-faults\"],"
+                    " \"dropped_events\": 7, \"cpu_model\": \"EPYC\", \"num_cores\": 2}, \"traceEvents\": ["
+                    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 5, \"ts\": 1, \"dur\": 1}]}";
+    const char *b = "{\"otherData\": {\"pid\": 6, \"clock_source\": \"tsc\", \"counter_source\": \"hardware\","
+                    " \"events\": [\"cycles\", \"page-faults\"], \"dropped_events\": 5, \"cpu_model\": \"EPYC\","
+                    " \"num_cores\": 8}, \"traceEvents\": ["
+                    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 6, \"ts\": 1, \"dur\": 1}]}";
+    cJSON *m = merge_two(a, b, 0, &e);
+    assert_non_null(m);
+    cJSON *od = cJSON_GetObjectItem(m, "otherData");
+    assert_string_equal(cJSON_GetObjectItem(od, "clock_source")->valuestring, "tsc");
+    assert_string_equal(cJSON_GetObjectItem(od, "counter_source")->valuestring, "mixed (software, hardware)");
+    assert_string_equal(cJSON_GetObjectItem(od, "cpu_model")->valuestring, "EPYC");
+    assert_int_equal(cJSON_GetObjectItem(od, "dropped_events")->valueint, 12);
+    assert_int_equal(cJSON_GetObjectItem(od, "num_cores")->valueint, 8);
+    char *ev = cJSON_PrintUnformatted(cJSON_GetObjectItem(od, "events"));
+    assert_string_equal(ev, "[\"task-clock (ns)\",\"page-faults\",\"cycles\"]");
+    free(ev);
+    cJSON *from = cJSON_GetObjectItem(od, "merged_from");
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(from, 0), "otherData"), "pid")->valueint, 5);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(from, 1), "otherData"),
+                                            "counter_source")->valuestring, "hardware");
+    /* and the merged file reads back with them: what html's header shows */
+    char *text = cJSON_PrintUnformatted(m);
+    CliProfile *p = cli_profile_load_mem(text, strlen(text), "merged", &e);
+    assert_non_null(p);
+    assert_string_equal(p->clock_source, "tsc");
+    assert_string_equal(p->counter_source, "mixed (software, hardware)");
+    assert_int_equal(p->dropped_events, 12);
+    cli_profile_destroy(p);
+    free(text);
     cJSON_Delete(m);
 }
 
@@ -794,6 +842,7 @@ main(void)
         cmocka_unit_test(test_trace_counters_ipc),
         cmocka_unit_test(test_path_separator_is_unambiguous),
         cmocka_unit_test(test_merge_traces),
+        cmocka_unit_test(test_merge_keeps_other_data),
         cmocka_unit_test(test_diff_missing_is_not_a_change),
         cmocka_unit_test(test_metric_parse),
         cmocka_unit_test(test_regex_is_anchored_like_re_match),

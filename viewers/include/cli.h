@@ -83,6 +83,23 @@ int cli_file_read(const char *path, char **data, size_t *len, CliErr *e);
 /* Writes len bytes to path through a temporary file and rename(). 0 or -1 with e set. */
 int cli_file_write_atomic(const char *path, const char *data, size_t len, CliErr *e);
 
+/* Where streamed output goes: a writer callback and its user pointer. */
+typedef void (*CliWriteFn)(const char *s, size_t n, void *user);
+/* A file written as it is produced, through "<path>.tmp.<pid>" and rename() ("-": stdout). */
+typedef struct CliOut {
+    FILE *f;
+    const char *path;
+    char *tmp;               /* NULL for stdout */
+    int err;                 /* first write errno */
+} CliOut;
+int cli_out_open(CliOut *o, const char *path, CliErr *e);
+void cli_out_write(const char *s, size_t n, void *user); /* a CliWriteFn; user = CliOut* */
+/* Renames into place when ok and every write succeeded, else removes the temporary
+ * file. 0 or -1 with e set. */
+int cli_out_close(CliOut *o, int ok, CliErr *e);
+/* A CliWriteFn appending to a CliBuf (user). */
+void cli_buf_write(const char *s, size_t n, void *user);
+
 int cli_streq_nocase(const char *a, const char *b);
 int cli_has_suffix(const char *s, const char *suffix);
 /* Shortest "%.*g" text (up to 17 digits) that reads back as v; writes to buf[32]. */
@@ -317,6 +334,10 @@ CliProfile *cli_profile_from_json(const cJSON *j, const char *path, CliErr *e);
 CliProfile *cli_profile_load_opts(const char *path, int flags, CliErr *e);
 /* The same, keeping the timeline. */
 CliProfile *cli_profile_load(const char *path, CliErr *e);
+/* From an opened source; a trace's fields and events also go to 'tap' (may be NULL) once
+ * the reader has accepted them. */
+CliProfile *cli_profile_load_src(CliSrc *s, const char *path, int flags, const CliTraceSink *tap,
+                                 void *tap_user, CliErr *e);
 /* Same from memory (fuzzing, tests), keeping the timeline. */
 CliProfile *cli_profile_load_mem(const char *data, size_t len, const char *path, CliErr *e);
 
@@ -455,7 +476,8 @@ void cli_json_print(CliBuf *b, const cJSON *j);
  * after the file; the inputs are not modified. Caller owns the result. Cannot fail. */
 cJSON *cli_merge_hatchets(cJSON **in, const char **names, int n);
 
-/* One input of cli_merge_mem(): its file name (for messages and labels) and text. */
+/* One input of cli_merge_write(): its file name (for messages and labels) and text, or
+ * text NULL to read the file. */
 typedef struct CliMergeIn {
     const char *path;
     const char *text; /* borrowed; need not be NUL-terminated */
@@ -463,9 +485,11 @@ typedef struct CliMergeIn {
 } CliMergeIn;
 
 /* Merges n inputs into one Chrome trace (as_hatchet 0; every input must be a trace) or
- * one .hatchet tree (as_hatchet 1). Caller owns the result (cJSON_Delete()); NULL with e
- * set ("<path>: <why>") when an input is bad. */
-cJSON *cli_merge_mem(const CliMergeIn *in, int n, int as_hatchet, CliErr *e);
+ * one .hatchet tree (as_hatchet 1) and writes its text through w. Traces are read twice
+ * (checked, then copied event by event), so memory does not grow with them; nothing is
+ * written when an input is bad. 0, or -1 with e set ("<path>: <why>"). */
+int cli_merge_write(const CliMergeIn *in, int n, int as_hatchet, CliWriteFn w, void *user,
+                    CliErr *e);
 int cli_merge_main(int argc, char **argv);
 
 #endif /* CLI_H */

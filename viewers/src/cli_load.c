@@ -181,31 +181,44 @@ cli_profile_from_json(const cJSON *j, const char *path, CliErr *e)
 
 /* ---- streamed traces ------------------------------------------------------------------------ */
 
+/* The reader, and whoever else wants each field and event after it (cli_merge.c). */
+typedef struct Sinks {
+    CliTraceReader *r;
+    const CliTraceSink *tap;
+    void *tap_user;
+} Sinks;
+
 static int
 sink_field(void *u, const char *key, const cJSON *v, const CliSpanText *t, CliErr *e)
 {
-    (void)t, (void)e;
-    return cli_trace_field(u, key, v);
+    Sinks *k = u;
+    if (cli_trace_field(k->r, key, v) != 0)
+        return -1;
+    return k->tap ? k->tap->field(k->tap_user, key, v, t, e) : 0;
 }
 
 static int
 sink_event(void *u, const cJSON *ev, int idx, CliErr *e)
 {
-    (void)e;
-    return cli_trace_event(u, ev, idx);
+    Sinks *k = u;
+    if (cli_trace_event(k->r, ev, idx) != 0)
+        return -1;
+    return k->tap ? k->tap->event(k->tap_user, ev, idx, e) : 0;
 }
 
 static const CliTraceSink reader_sink = {sink_field, sink_event};
 
 /* A Chrome trace read event by event from s. */
 static CliProfile *
-stream_profile(CliSrc *s, const char *path, int flags, CliErr *e)
+stream_profile(CliSrc *s, const char *path, int flags, const CliTraceSink *tap, void *tap_user,
+               CliErr *e)
 {
     CliErr re = {{0}};
     CliProfile *p = cli_profile_create(path, CLI_KIND_TRACE);
-    CliTraceReader *r = cli_trace_reader_create(p, flags, &re);
+    Sinks k = {cli_trace_reader_create(p, flags, &re), tap, tap_user};
+    CliTraceReader *r = k.r;
     int has_events = 0;
-    int rc = cli_stream_trace(s, &reader_sink, r, &has_events, &re);
+    int rc = cli_stream_trace(s, &reader_sink, &k, &has_events, &re);
     if (rc == 0 && !has_events) {
         cli_err_set(&re, "no \"traceEvents\" list (neither a .hatchet tree nor a Chrome trace)");
         rc = -1;
@@ -246,8 +259,9 @@ whole_profile(CliSrc *s, const char *path, int flags, CliErr *e)
 /* Dispatches on the first value: an object is a trace (streamed); an array whose first
  * element has a "frame" or "children" is a .hatchet tree (read whole), any other array
  * an event list (streamed); anything else is read whole for cJSON's message. */
-static CliProfile *
-load_src(CliSrc *s, const char *path, int flags, CliErr *e)
+CliProfile *
+cli_profile_load_src(CliSrc *s, const char *path, int flags, const CliTraceSink *tap,
+                     void *tap_user, CliErr *e)
 {
     CliErr pe;
     s->keep_all = 1; /* until the kind is known */
@@ -262,7 +276,7 @@ load_src(CliSrc *s, const char *path, int flags, CliErr *e)
     }
     if (c == '{') {
         s->keep_all = 0;
-        return stream_profile(s, path, flags, e);
+        return stream_profile(s, path, flags, tap, tap_user, e);
     }
     if (c != '[')
         return whole_profile(s, path, flags, e);
@@ -282,7 +296,7 @@ load_src(CliSrc *s, const char *path, int flags, CliErr *e)
     if (hatchet)
         return whole_profile(s, path, flags, e);
     s->keep_all = 0;
-    return stream_profile(s, path, flags, e);
+    return stream_profile(s, path, flags, tap, tap_user, e);
 }
 
 CliProfile *
@@ -294,7 +308,7 @@ cli_profile_load_mem(const char *data, size_t len, const char *path, CliErr *e)
         return NULL;
     }
     cli_src_init_mem(&s, data, len);
-    CliProfile *p = load_src(&s, path, CLI_LOAD_SPANS, e);
+    CliProfile *p = cli_profile_load_src(&s, path, CLI_LOAD_SPANS, NULL, NULL, e);
     cli_src_close(&s);
     return p;
 }
@@ -305,7 +319,7 @@ cli_profile_load_opts(const char *path, int flags, CliErr *e)
     CliSrc s;
     if (cli_src_open(&s, path, e) != 0)
         return NULL;
-    CliProfile *p = load_src(&s, path, flags, e);
+    CliProfile *p = cli_profile_load_src(&s, path, flags, NULL, NULL, e);
     cli_src_close(&s);
     return p;
 }
