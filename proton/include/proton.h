@@ -262,8 +262,14 @@ PN_API int pn_scope_add_metric_vec(const char *name, int kind, const int64_t *iv
 
 /* Clears everything recorded by kernel capture and the compatibility profiler. */
 PN_API void pn_capture_reset(void);
-/* Starts / stops recording into the capture store (profiler.start()/stop()). */
+/* Starts / stops recording into the capture store (profiler.start()/stop()). Starting
+ * also keeps a timeline from then on (pn_capture_keep_timeline). */
 PN_API void pn_capture_enable(int on);
+/* The capture store keeps a timeline from now on, whatever PROTON_OUTPUT says: for
+ * callers that may dump it as a Chrome trace later (the spine-triton profiler module
+ * calls it when imported). Otherwise it keeps one only when PROTON_OUTPUT names a
+ * Chrome trace or PROTON_VERBOSE lists launches; never at PROTON_TRACE_LIMIT=0. */
+PN_API void pn_capture_keep_timeline(void);
 /* Writes the capture store: path NULL → PROTON_OUTPUT, or the console table on
  * stderr when that is unset too. Format by suffix: .json / .chrome_trace → Chrome
  * trace, .hatchet → tree, anything else → the console table into that file. Marks the

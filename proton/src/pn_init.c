@@ -67,6 +67,9 @@ read_env(void)
     if ((v = getenv("PROTON_OUTPUT")) && *v)
         pn_cfg.output = strdup(v);
     pn_trace_limit = 1000000;
+    pn_capture_timeline = 0;
+    __atomic_add_fetch(&pn_budget_gen[0], 1, __ATOMIC_RELAXED); /* a new limit: scan again */
+    __atomic_add_fetch(&pn_budget_gen[1], 1, __ATOMIC_RELAXED);
     if ((v = getenv("PROTON_TRACE_LIMIT")) && *v) {
         char *end;
         unsigned long long l = strtoull(v, &end, 10);

@@ -203,14 +203,30 @@ typedef struct PnChunk {
 
 typedef struct PnBuf {
     PnChunk *head, *tail;
-    uint32_t avail[2];             /* budget taken from the pool, not used yet */
+    int64_t avail[2];              /* budget taken from the pool, not used yet: the owner
+                                    * takes one with an atomic decrement, a thread that
+                                    * found the pool empty may take half (pn_buffer.c) */
 } PnBuf;
 
 extern uint64_t pn_trace_limit;
 extern uint64_t pn_budget_used[2];
+extern uint64_t pn_budget_gen[2];  /* bumped whenever budget goes back to the pool */
+extern uint64_t pn_budget_dry[2];  /* pn_budget_gen + 1 when a steal last found nothing */
+
+/* one unit of the thread's own budget; 0 when it has none */
+static inline int
+pn_budget_use(int64_t *avail)
+{
+    if (PN_LD(avail) <= 0)
+        return 0;
+    if (PN_LIKELY(__atomic_sub_fetch(avail, 1, __ATOMIC_RELAXED) >= 0))
+        return 1;
+    __atomic_add_fetch(avail, 1, __ATOMIC_RELAXED); /* a thief was faster */
+    return 0;
+}
 
 typedef struct PnTls PnTls;
-PnRec *pn_buf_reserve_slow(PnTls *t, int cls, int nrec, uint32_t mask);
+PnRec *pn_buf_reserve_slow(PnTls *t, int cls, int nrec, uint32_t mask, int have_budget);
 void pn_buf_gc(PnBuf *b);          /* frees dead chunks; caller holds pn_mu, owns 'b' */
 void pn_buf_free(PnBuf *b);
 void pn_buf_return_budget(PnBuf *b);
@@ -462,15 +478,15 @@ pn_buf_reserve(PnTls *t, int cls, int nrec, uint32_t mask, uint64_t mtick)
 {
     PnChunk *c = t->buf.tail;
     PnRec *r;
-    if (PN_UNLIKELY(t->buf.avail[cls] == 0 || !c || c->n + (uint32_t)nrec > c->cap)) {
-        r = pn_buf_reserve_slow(t, cls, nrec, mask);
+    int have = pn_budget_use(&t->buf.avail[cls]);
+    if (PN_UNLIKELY(!have || !c || c->n + (uint32_t)nrec > c->cap)) {
+        r = pn_buf_reserve_slow(t, cls, nrec, mask, have);
         if (!r)
             return NULL;
         c = t->buf.tail;
     } else {
         r = &c->rec[c->n];
     }
-    t->buf.avail[cls]--;
     c->nev[cls]++;
     c->umask |= mask;
     if (mtick > c->max_mtick)
@@ -522,6 +538,7 @@ void pn_session_inherit(PnTls *t, int slot, PnTSlot *s);
 
 /* pn_capture.c */
 extern int pn_capture_dirty;             /* slot 0 recorded something not dumped yet */
+extern int pn_capture_timeline;          /* slot 0 keeps a timeline (its output needs one) */
 int pn_format_for_path(const char *p);   /* PN_FMT_* from the suffix */
 void pn_capture_enable_locked(int on);   /* holds pn_mu */
 int pn_capture_dump_locked(const char *path); /* holds pn_mu */

@@ -40,7 +40,8 @@ pn_mask_update(void)
         if (!pn_slots[i].used || !pn_slots[i].active)
             continue;
         rec |= 1u << i;
-        if (i == PN_CAPTURE_SLOT || pn_slots[i].data == PN_DATA_TRACE)
+        /* a timeline only where the output needs one, and none at PROTON_TRACE_LIMIT=0 */
+        if (pn_trace_limit && (i == PN_CAPTURE_SLOT ? pn_capture_timeline : pn_slots[i].data == PN_DATA_TRACE))
             tr |= 1u << i;
         if (i != PN_CAPTURE_SLOT && pn_slots[i].context == PN_CONTEXT_PYTHON)
             py |= 1u << i;

@@ -482,6 +482,13 @@ capture_dump(PyObject *self, PyObject *args)
 }
 
 static PyObject *
+capture_keep_timeline(PyObject *self, PyObject *args)
+{
+    pn_capture_keep_timeline();
+    Py_RETURN_NONE;
+}
+
+static PyObject *
 capture_results(PyObject *self, PyObject *args)
 {
     Sink k = {0};
@@ -577,6 +584,7 @@ static PyMethodDef methods[] = {
     {"pn_capture_enable", capture_enable, METH_VARARGS, NULL},
     {"pn_capture_dump", capture_dump, METH_VARARGS, NULL},
     {"pn_capture_results", capture_results, METH_NOARGS, NULL},
+    {"pn_capture_keep_timeline", capture_keep_timeline, METH_NOARGS, NULL},
     {"pn_flush_all", flush_all, METH_NOARGS, NULL},
     {"pn_flush_at_exit", flush_at_exit, METH_NOARGS, NULL},
     {"pn_counters", counters, METH_NOARGS, NULL},

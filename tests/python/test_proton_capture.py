@@ -166,13 +166,34 @@ def test_trace_limit_drops_are_exact(tmp_path):
 
 
 def test_trace_limit_keeps_tree_exact(tmp_path):
+    # the table needs no timeline: nothing is kept, so nothing is dropped or reported
     p = pu.check_ok(pu.run_child(WORK, tmp_path, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_TRACE_LIMIT": "3"}))
     t = pu.parse_console(p.stderr)
     assert {k: v["count"] for k, v in t["rows"].items()} == {ADD_ROW: A, SCALE_ROW: S}
+    assert "ropped" not in p.stderr
+    # PROTON_VERBOSE lists launches from the timeline: then the limit applies and says so
+    p = pu.check_ok(pu.run_child(WORK, tmp_path, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_TRACE_LIMIT": "3",
+                                                   "PROTON_VERBOSE": "1"}))
     m = re.search(r"^Dropped timeline events: (\d+) \(PROTON_TRACE_LIMIT=3; the table is exact\)$", p.stderr, re.M)
     assert m, p.stderr
     recorded = (A + S) + (A * 4 + S * 8)
     assert recorded - 2 * 3 <= int(m.group(1)) <= recorded  # at most 3 kept in each of the two pools
+
+
+def test_timeline_only_when_the_output_needs_it(tmp_path):
+    """A .hatchet needs no timeline: no drop line whatever the limit (issue 14); at
+    PROTON_TRACE_LIMIT=0 a trace has no events and no drop line either."""
+    p = pu.check_ok(pu.run_child(WORK, tmp_path, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_OUTPUT": "t.hatchet",
+                                                   "PROTON_TRACE_LIMIT": "2"}))
+    assert "dropped" not in p.stderr
+    assert pu.kernel_counts(pu.load_json(tmp_path / "t.hatchet")) == {("ROOT", "add_kernel"): A,
+                                                                     ("ROOT", "scale_kernel"): S}
+    p = pu.check_ok(pu.run_child(WORK, tmp_path, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_OUTPUT": "t0.json",
+                                                   "PROTON_TRACE_LIMIT": "0"}))
+    assert "dropped" not in p.stderr
+    tr = pu.load_json(tmp_path / "t0.json")
+    assert pu.validate_trace(tr) == []
+    assert pu.kernel_events(tr) == [] and tr["otherData"]["dropped_events"] == 0
 
 
 # ---- output names ---------------------------------------------------------------------------
@@ -378,7 +399,9 @@ def test_eight_threads_lose_nothing(tmp_path, own):
 def test_default_counters_without_pmu(tmp_path):
     if not _software_counters():
         pytest.skip("this machine has a hardware PMU: the software-event fallback is not used")
-    p = pu.check_ok(pu.run_child(WORK + "from triton.backends.spine_triton.proton import profiler\n"
+    # profiler.start(): the dump format is chosen later, so the store keeps its timeline
+    p = pu.check_ok(pu.run_child("from triton.backends.spine_triton.proton import profiler\n"
+                                 "profiler.start()\n" + WORK +
                                  "profiler.dump('cap.hatchet')\nprofiler.dump('cap.json')\nworkload()\n",
                                  tmp_path, {"PROTON_KERNEL_CAPTURE": "1"}))
     notices = [ln for ln in p.stderr.splitlines() if ln.startswith("proton:") and "counting" in ln]

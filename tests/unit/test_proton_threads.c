@@ -346,6 +346,54 @@ test_drop_threads(void **state)
     unsetenv("PROTON_TRACE_LIMIT");
 }
 
+
+/* thread i records 40 * (i + 1) one-program launches, then waits until every thread is
+ * done (so no thread exits and gives its budget back early) */
+static pthread_barrier_t share_done;
+
+static void *
+share_worker(void *arg)
+{
+    uintptr_t a = (uintptr_t)arg;
+    uint32_t k = (uint32_t)(a & 0xffffffffu);
+    int n = 40 * (int)(a >> 32);
+    for (int i = 0; i < n; i++)
+        launch(k, 1);
+    pthread_barrier_wait(&share_done);
+    return NULL;
+}
+
+/* 8 threads, limit 1000, 1440 launches: the budget is one pool, so exactly 1000
+ * launches and 1000 programs are kept (budget a thread took but did not use goes to
+ * the threads that need it) */
+static void
+test_drop_budget_shared(void **state)
+{
+    uint32_t k = pt_kernel("share", 0, NULL);
+    pthread_t th[8];
+    int id;
+    cJSON *j;
+    (void)state;
+    setenv("PROTON_TRACE_LIMIT", "1000", 1);
+    pn_test_reset();
+    pn_clock_force(PN_CLK_GETTIME);
+    pthread_barrier_init(&share_done, NULL, 8);
+    id = pn_session_start(pt_path("drops_share"), PN_CONTEXT_SHADOW, PN_DATA_TRACE);
+    for (int i = 0; i < 8; i++)
+        pthread_create(&th[i], NULL, share_worker, (void *)(((uintptr_t)(i + 1) << 32) | k));
+    for (int i = 0; i < 8; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&share_done);
+    assert_int_equal(pn_session_finalize(id, ""), 0);
+    j = pt_parse_file(pt_path("drops_share.chrome_trace"));
+    assert_int_equal(count_cat(j, "kernel"), 1000);
+    assert_int_equal(count_cat(j, "program"), 1000);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "otherData"), "dropped_events")->valueint,
+                     2 * (1440 - 1000));
+    cJSON_Delete(j);
+    unsetenv("PROTON_TRACE_LIMIT");
+}
+
 /* ---- exit paths, in fresh processes ---------------------------------------------------- */
 
 static char self_exe[1024];
@@ -579,6 +627,7 @@ main(int argc, char **argv)
         cmocka_unit_test_setup(test_open_scopes_other_threads, setup),
         cmocka_unit_test_setup(test_drop_exact, setup),
         cmocka_unit_test_setup(test_drop_threads, setup),
+        cmocka_unit_test_setup(test_drop_budget_shared, setup),
         cmocka_unit_test_setup(test_sigterm_writes, setup),
         cmocka_unit_test_setup(test_exit_writes, setup),
         cmocka_unit_test_setup(test_sigint_left_alone, setup),

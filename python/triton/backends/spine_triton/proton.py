@@ -16,6 +16,10 @@ import sys
 
 from triton._C import tritium as _C
 
+# profiler.dump() chooses the format when it is called, so the capture store keeps its
+# timeline from the moment this module is imported (docs/proton.md §1).
+_C.pn_capture_keep_timeline()
+
 
 class CpuProtonProfiler:
     _instance = None
