@@ -595,6 +595,23 @@ int pn_tree_kernel_rows(const PnTree *tr, PnKRow **rows, uint32_t *nrows);
 
 typedef void (*PnWriteFn)(const char *s, size_t n, void *user);
 
+typedef struct PnJOut {                  /* buffered JSON text for a writer callback */
+    PnWriteFn w;
+    void *user;
+    size_t n;
+    char buf[65536];
+} PnJOut;
+void pn_jout_put(PnJOut *o, const char *s, size_t n);
+void pn_jout_puts(PnJOut *o, const char *s);
+void pn_jout_str(PnJOut *o, const char *s);   /* a quoted, escaped string */
+void pn_jout_uint(PnJOut *o, uint64_t v);
+void pn_jout_int(PnJOut *o, int64_t v);
+void pn_jout_double(PnJOut *o, double v);     /* as pn_json_double */
+void pn_jout_us(PnJOut *o, uint64_t ns);      /* ns / 1000, as pn_json_double would print it */
+void pn_jout_json(PnJOut *o, const cJSON *j); /* compact */
+void pn_jout_pretty(PnJOut *o, const cJSON *j, int depth); /* dump(4) layout at 'depth' */
+void pn_jout_newline(PnJOut *o, int depth);   /* a newline and 4 * depth spaces */
+void pn_jout_flush(PnJOut *o);
 cJSON *pn_json_int(int64_t v);           /* numbers kept as exact text (raw items) */
 cJSON *pn_json_uint(uint64_t v);
 cJSON *pn_json_double(double v);         /* shortest round-trip, ".0" when integral */
