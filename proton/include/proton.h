@@ -58,6 +58,9 @@ PN_API int pn_disabled(void);
 
 /* Text of the last error on this thread; borrowed, valid until the next pn_ call. */
 PN_API const char *pn_last_error(void);
+/* The file the last error on this thread is about ("" when it is not about a file):
+ * an output that could not be written. Borrowed, as pn_last_error. */
+PN_API const char *pn_last_error_path(void);
 
 /* ---- clocks ------------------------------------------------------------------- */
 
@@ -260,6 +263,8 @@ PN_API int pn_scope_add_metric_vec(const char *name, int kind, const int64_t *iv
 
 /* ---- kernel capture / spine-triton compatibility ----------------------------------- */
 
+/* Nonzero while the capture store records (PROTON_KERNEL_CAPTURE, profiler.start()). */
+PN_API int pn_capture_active(void);
 /* Clears everything recorded by kernel capture and the compatibility profiler. */
 PN_API void pn_capture_reset(void);
 /* Starts / stops recording into the capture store (profiler.start()/stop()). Starting

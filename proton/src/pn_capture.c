@@ -79,6 +79,13 @@ pn_capture_enable(int on)
     }
 }
 
+int
+pn_capture_active(void)
+{
+    pn_init();
+    return (PN_LD(&pn_rec_mask) >> PN_CAPTURE_SLOT) & 1;
+}
+
 void
 pn_capture_keep_timeline(void)
 {

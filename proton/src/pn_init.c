@@ -26,7 +26,7 @@ PnConfig pn_cfg;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
-static __thread char err_buf[512];
+static __thread char err_buf[512], err_path[512];
 static int drop_noticed;
 
 /* ---- errors and environment ----------------------------------------------------------- */
@@ -37,14 +37,28 @@ pn_last_error(void)
     return err_buf;
 }
 
+const char *
+pn_last_error_path(void)
+{
+    return err_path;
+}
+
 void
 pn_set_error(int err, const char *fmt, ...)
 {
     va_list ap;
     (void)err;
+    err_path[0] = '\0';
     va_start(ap, fmt);
     vsnprintf(err_buf, sizeof err_buf, fmt, ap);
     va_end(ap);
+}
+
+void
+pn_set_file_error(int err, const char *path)
+{
+    pn_set_error(err, "cannot write %s: %s", path, strerror(err));
+    snprintf(err_path, sizeof err_path, "%s", path);
 }
 
 int
@@ -123,6 +137,8 @@ flush_locked(int at_exit)
         const char *p = pn_cfg.output;
         if (pn_capture_dump_locked(NULL) < 0) {
             fprintf(stderr, "proton: %s\n", pn_last_error());
+            /* said once: the next exit hook (C's after Python's) would fail the same way */
+            PN_ST(&pn_capture_dirty, 0);
         } else if (at_exit && p) {
             char *e = pn_path_expand(p);
             fprintf(stderr, "proton: wrote %s\n", e ? e : p);

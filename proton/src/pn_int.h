@@ -657,6 +657,7 @@ typedef struct PnConfig {
 
 extern PnConfig pn_cfg;
 void pn_set_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pn_set_file_error(int err, const char *path); /* "cannot write PATH: why", and the path */
 void pn_arm_exit(void);            /* atexit and signal handlers, once */
 int pn_env_flag(const char *name); /* set and not "", "0", "false", "off", "no" */
 

@@ -98,7 +98,7 @@ pn_out_open(PnOut *o, const char *path)
              __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
     if (!(o->f = fopen(o->tmp, "w"))) {
         int e = errno;
-        pn_set_error(e, "cannot write %s: %s", path, strerror(e));
+        pn_set_file_error(e, path);
         free(o->path);
         free(o->tmp);
         memset(o, 0, sizeof *o);
@@ -132,7 +132,7 @@ pn_out_close(PnOut *o, int ok)
     if (ok && rc == 0 && rename(o->tmp, o->path) != 0)
         rc = -errno;
     if (rc < 0)
-        pn_set_error(-rc, "cannot write %s: %s", o->path, strerror(-rc));
+        pn_set_file_error(-rc, o->path);
     if (!ok || rc < 0)
         unlink(o->tmp);
     free(o->path);
