@@ -285,6 +285,11 @@ PN_API int pn_capture_dump(const char *path);
  * "min_ns":..,"max_ns":..,"avg_ns":..}, ...}, through the callback. */
 PN_API int pn_capture_results_json(void (*write)(const char *s, size_t n, void *user), void *user);
 
+/* The capture output this process named in PROTON_OUTPUT_TAKEN for its descendants
+ * (which then write <name>.<pid> instead), or NULL. Borrowed. For hosts that keep a
+ * copy of the environment (Python's os.environ). */
+PN_API const char *pn_output_taken(void);
+
 /* Writes all pending output now (finalizes every session, dumps the capture store
  * when it holds undumped data). The exit and signal handlers do the same; safe to
  * call more than once. */

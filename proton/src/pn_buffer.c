@@ -63,7 +63,7 @@ budget_steal(PnTls *t, int cls)
 {
     uint64_t gen = PN_ACQ(&pn_budget_gen[cls]);
     int got = 0;
-    if (PN_LD(&pn_budget_dry[cls]) == gen + 1 || pthread_mutex_trylock(&pn_mu) != 0)
+    if (PN_LD(&pn_budget_dry[cls]) == gen + 1 || pn_trylock() != 0)
         return 0;
     for (PnTls *x = pn_tls_first(); x && !got; x = pn_tls_next(x)) {
         int64_t a = PN_LD(&x->buf.avail[cls]), take;
@@ -79,7 +79,7 @@ budget_steal(PnTls *t, int cls)
             }
         }
     }
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
     if (!got)
         PN_ST(&pn_budget_dry[cls], gen + 1); /* +1: 0 means "never scanned" */
     return got;

@@ -68,11 +68,11 @@ pn_capture_enable(int on)
     pn_init();
     if (pn_disabled())
         return;
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
     if (on)
         pn_capture_timeline = 1; /* profiler.dump() may ask for any format */
     pn_capture_enable_locked(on);
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
     if (on) {
         pn_counters_setup(); /* probe now rather than inside the first launch */
         pn_arm_exit();
@@ -90,24 +90,24 @@ void
 pn_capture_keep_timeline(void)
 {
     pn_init();
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
     pn_capture_timeline = 1;
     pn_mask_update();
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
 }
 
 void
 pn_capture_reset(void)
 {
     pn_init();
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
     if (pn_slots[PN_CAPTURE_SLOT].used) {
         PN_REL(&pn_slot_ctick[PN_CAPTURE_SLOT], pn_clock_unique_tick());
         __atomic_add_fetch(&pn_gc_epoch, 1, __ATOMIC_RELAXED);
         pn_tls_collect();
     }
     PN_ST(&pn_capture_dirty, 0);
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
 }
 
 /* Writes the store. Holds pn_mu. */
@@ -139,9 +139,9 @@ pn_capture_dump(const char *path)
     pn_init();
     if (pn_disabled())
         return 0; /* TRITON_DISABLE_PROTON: no file, no table, no error */
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
     rc = pn_capture_dump_locked(path);
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
     return rc;
 }
 
@@ -158,7 +158,7 @@ pn_capture_results_json(void (*write)(const char *s, size_t n, void *user), void
         write("{}", 2, user);
         return 0;
     }
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
     rc = pn_tree_build(&tr, PN_CAPTURE_SLOT, pn_slot_ctick[PN_CAPTURE_SLOT], 1);
     if (rc < 0)
         goto out;
@@ -185,6 +185,6 @@ out_tree:
     free(rows);
     pn_tree_fini(&tr);
 out:
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
     return rc;
 }

@@ -471,6 +471,7 @@ PnRec *pn_scope_open_all(const PnTls *t, uint32_t *n);
  * absent; 'node' itself when no state is set, -1 when the tree is full. Owner only. */
 int32_t pn_state_node(PnTSlot *s, int32_t node, const uint32_t st[2]);
 void pn_tls_reset_self(void);      /* tests */
+void pn_tls_init_once(void);       /* the thread key and the fork handlers */
 
 /* timeline append, inlined: NULL when dropped */
 static inline PnRec *
@@ -517,6 +518,8 @@ typedef struct PnSlot {
     int advanced;                  /* the session went past phase 0: .part_<phase> files */
     PnTls *main;                   /* the thread that started the session */
     uint64_t sess_tick;            /* when the session started */
+    int inherited;                 /* came across fork(): written only if this process
+                                    * recorded into it (pn_session_has_data) */
 } PnSlot;
 
 extern PnSlot pn_slots[PN_NSLOTS];       /* guarded by pn_mu */
@@ -531,6 +534,8 @@ void pn_mask_update(void);               /* recompute masks from pn_slots; holds
 int pn_slot_write(int slot, uint64_t ctick, int fmt, const char *path); /* holds pn_mu */
 int pn_slot_finalize(int slot, const char *fmt, int write); /* holds pn_mu */
 void pn_sessions_drop_all(void);         /* tests */
+void pn_sessions_after_fork(void);       /* child: sessions start empty (fork_child) */
+int pn_session_has_data(int slot);       /* some thread recorded into it; holds pn_mu */
 /* A thread's first touch of session slot 'slot' (or of a new phase, or after the
  * current phase was cleared): fills its new tree 's' with the session's main thread's
  * open scopes and then its own. Takes pn_mu. */
@@ -624,7 +629,9 @@ typedef struct PnOut {                   /* a file being written atomically */
     int to_stdout;
 } PnOut;
 
-char *pn_path_expand(const char *path);  /* %p, %r, %%, .rank<N>; caller frees */
+char *pn_path_expand(const char *path);  /* %p, %r, %%, .rank<N>, .<pid> in children; caller frees */
+extern int pn_fork_child;                /* forked from a process that records */
+void pn_output_claim(void);              /* PROTON_OUTPUT_TAKEN: this process's capture output */
 int pn_out_open(PnOut *o, const char *path);
 int pn_out_close(PnOut *o, int ok);      /* rename on ok, unlink otherwise */
 int pn_rank(void);                       /* -1 when no rank variable is set */
@@ -657,8 +664,15 @@ typedef struct PnConfig {
 
 extern PnConfig pn_cfg;
 void pn_set_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* pn_exit.c: pn_mu with the bookkeeping signals need (every use of pn_mu but the fork
+ * handlers goes through these) */
+extern int pn_mu_held;
+void pn_lock(void);
+int pn_trylock(void);              /* 0 when taken */
+void pn_unlock(void);              /* acts on a pending SIGTERM/SIGINT first */
+void pn_exit_after_fork(void);     /* child side of fork (async-signal-safe) */
 void pn_set_file_error(int err, const char *path); /* "cannot write PATH: why", and the path */
-void pn_arm_exit(void);            /* atexit and signal handlers, once */
+void pn_arm_exit(void);            /* pn_exit.c: atexit, exit thread, signals (per process) */
 int pn_env_flag(const char *name); /* set and not "", "0", "false", "off", "no" */
 
 /* tests (always built, declared only here) */

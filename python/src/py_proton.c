@@ -501,6 +501,15 @@ capture_dump(PyObject *self, PyObject *args)
 }
 
 static PyObject *
+output_taken(PyObject *self, PyObject *args)
+{
+    const char *v = pn_output_taken();
+    if (!v)
+        Py_RETURN_NONE;
+    return PyUnicode_DecodeFSDefault(v);
+}
+
+static PyObject *
 capture_active(PyObject *self, PyObject *args)
 {
     return PyBool_FromLong(pn_capture_active());
@@ -611,6 +620,7 @@ static PyMethodDef methods[] = {
     {"pn_capture_results", capture_results, METH_NOARGS, NULL},
     {"pn_capture_keep_timeline", capture_keep_timeline, METH_NOARGS, NULL},
     {"pn_capture_active", capture_active, METH_NOARGS, NULL},
+    {"pn_output_taken", output_taken, METH_NOARGS, NULL},
     {"pn_flush_all", flush_all, METH_NOARGS, NULL},
     {"pn_flush_at_exit", flush_at_exit, METH_NOARGS, NULL},
     {"pn_counters", counters, METH_NOARGS, NULL},

@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 
 static int
 setup(void **state)
@@ -504,6 +505,52 @@ test_exit_writes(void **state)
     }
 }
 
+/* SIGINT and SIGTERM while the exit-time write is in progress (held open by
+ * PROTON_TEST_WRITE_STALL_MS, sent once the temporary file exists): the write
+ * finishes, no temporary file is left, and the process still dies by the signal */
+static void
+test_signal_during_exit_write(void **state)
+{
+    static const int sigs[] = { SIGINT, SIGTERM };
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        const char *out = pt_path(k ? "stall_term.json" : "stall_int.json");
+        const char *env[] = { "PROTON_KERNEL_CAPTURE", "1", "PROTON_OUTPUT", out,
+                              "PROTON_TEST_WRITE_STALL_MS", "2500", NULL };
+        char tmp[800];
+        pid_t pid;
+        int st, seen = 0;
+        cJSON *j;
+        unlink(out);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            for (int i = 0; env[i]; i += 2)
+                setenv(env[i], env[i + 1], 1);
+            unsetenv("PROTON_EVENTS");
+            execl(self_exe, self_exe, "child-exit", (char *)NULL);
+            _exit(127);
+        }
+        snprintf(tmp, sizeof tmp, "%s.tmp.%d.1", out, (int)pid);
+        for (int i = 0; i < 3000 && !seen; i++) {
+            struct timespec t = { 0, 5000000 };
+            seen = access(tmp, F_OK) == 0;
+            if (!seen)
+                nanosleep(&t, NULL);
+        }
+        assert_true(seen);
+        kill(pid, sigs[k]);
+        waitpid(pid, &st, 0);
+        assert_true(WIFSIGNALED(st));
+        assert_int_equal(WTERMSIG(st), sigs[k]);
+        assert_int_equal(access(tmp, F_OK), -1);
+        j = pt_parse_file(out);
+        assert_non_null(j);
+        assert_int_equal(count_cat(j, "kernel"), 3);
+        cJSON_Delete(j);
+    }
+}
+
 static void
 test_sigint_left_alone(void **state)
 {
@@ -630,6 +677,7 @@ main(int argc, char **argv)
         cmocka_unit_test_setup(test_drop_budget_shared, setup),
         cmocka_unit_test_setup(test_sigterm_writes, setup),
         cmocka_unit_test_setup(test_exit_writes, setup),
+        cmocka_unit_test_setup(test_signal_during_exit_write, setup),
         cmocka_unit_test_setup(test_sigint_left_alone, setup),
         cmocka_unit_test_setup(test_quiet_when_off, setup),
         cmocka_unit_test_setup(test_fork_child_capture, setup),
