@@ -278,17 +278,41 @@ fmt_time(char *buf, size_t len, double ns)
         snprintf(buf, len, "%.0f ns", ns);
 }
 
+static int
+cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Distinct kernel names: a kernel called from several places is one kernel with
+ * several call-path nodes (the console table counts the same way, by name and grid). */
+static int
+count_kernels(const CliProfile *p, int nodes)
+{
+    const char **names = cli_xmalloc(sizeof(char *) * (size_t)(nodes ? nodes : 1));
+    int n = 0, distinct = 0;
+    for (CliNode *x = p->root; x; x = cli_node_next_preorder(x, p->root))
+        if (x->flags & CLI_NODE_KERNEL)
+            names[n++] = x->name;
+    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    for (int i = 0; i < n; i++)
+        distinct += i == 0 || strcmp(names[i], names[i - 1]) != 0;
+    free(names);
+    return distinct;
+}
+
 static void
 header(CliBuf *b, const CliProfile *p)
 {
     char v[128];
     double launches = 0;
-    int kernels = 0;
+    int knodes = 0, kernels;
     for (CliNode *n = p->root; n; n = cli_node_next_preorder(n, p->root))
         if (n->flags & CLI_NODE_KERNEL) {
-            kernels++;
+            knodes++;
             launches += isnan(n->col[C_COUNT]) ? 0 : n->col[C_COUNT];
         }
+    kernels = count_kernels(p, knodes);
     cli_buf_puts(b, "<header>\n<h1>Proton report</h1>\n<div class=\"file\">");
     cli_html_escape(b, p->path);
     cli_buf_printf(b, " &middot; %s</div>\n<div class=\"cards\">\n",
