@@ -123,6 +123,17 @@ PN_API void pn_launch_end(PnLaunch *l);
 PN_API PnThread *pn_worker_begin(PnLaunch *l, int worker);
 PN_API void pn_worker_end(PnLaunch *l, PnThread *t);
 
+/* Changes whenever threads that run launches should call pn_thread_prepare again
+ * (a session or the capture store started recording, the counter set changed). One
+ * load: the runtime compares it with the value it last prepared for. */
+PN_API extern volatile uint32_t pn_prepare_epoch;
+
+/* Gets the calling thread ready to record, so its first launch does not time it:
+ * creates its state, opens its counter group and keeps a timeline chunk at hand.
+ * The runtime calls it on every OpenMP thread (one empty parallel region) before the
+ * first recorded launch of each pn_prepare_epoch. Safe to call any time. */
+PN_API void pn_thread_prepare(void);
+
 /* A PnThread whose record function does nothing: what an instrumented kernel gets
  * when it runs while nothing records (pn_worker_begin also returns it then).
  * Borrowed, process lifetime. */

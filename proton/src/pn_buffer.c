@@ -88,7 +88,8 @@ budget_steal(PnTls *t, int cls)
 static PnChunk *
 chunk_new(PnBuf *b)
 {
-    PnChunk *c = malloc(sizeof *c + PN_CHUNK_RECS * sizeof(PnRec));
+    PnChunk *c = b->spare ? b->spare : malloc(sizeof *c + PN_CHUNK_RECS * sizeof(PnRec));
+    b->spare = NULL;
     if (!c)
         return NULL;
     memset(c, 0, sizeof *c);
@@ -177,6 +178,26 @@ chunk_release(PnChunk *c)
     free(c);
 }
 
+/* Gives a dead chunk's budget back and keeps it as the spare when there is none. */
+static void
+chunk_retire(PnBuf *b, PnChunk *c)
+{
+    if (b->spare) {
+        chunk_release(c);
+        return;
+    }
+    budget_return(0, c->nev[0]);
+    budget_return(1, c->nev[1]);
+    b->spare = c;
+}
+
+void
+pn_buf_keep_spare(PnBuf *b)
+{
+    if (!b->spare)
+        b->spare = malloc(sizeof(PnChunk) + PN_CHUNK_RECS * sizeof(PnRec));
+}
+
 /* Frees dead chunks and returns their events to the pool. The caller holds pn_mu
  * and is the owner (or the thread has exited), so nobody appends meanwhile. */
 void
@@ -189,7 +210,7 @@ pn_buf_gc(PnBuf *b)
             *pp = c->next;
             if (b->tail == c)
                 b->tail = prev;
-            chunk_release(c);
+            chunk_retire(b, c);
         } else {
             prev = c;
             pp = &c->next;
@@ -226,6 +247,8 @@ pn_buf_free(PnBuf *b)
         n = c->next;
         chunk_release(c);
     }
+    free(b->spare);
+    b->spare = NULL;
     b->head = b->tail = NULL;
     pn_buf_return_budget(b);
 }

@@ -203,6 +203,7 @@ typedef struct PnChunk {
 
 typedef struct PnBuf {
     PnChunk *head, *tail;
+    PnChunk *spare;                /* a freed chunk kept for the next one (no mmap per session) */
     int64_t avail[2];              /* budget taken from the pool, not used yet: the owner
                                     * takes one with an atomic decrement, a thread that
                                     * found the pool empty may take half (pn_buffer.c) */
@@ -230,6 +231,7 @@ PnRec *pn_buf_reserve_slow(PnTls *t, int cls, int nrec, uint32_t mask, int have_
 void pn_buf_gc(PnBuf *b);          /* frees dead chunks; caller holds pn_mu, owns 'b' */
 void pn_buf_free(PnBuf *b);
 void pn_buf_return_budget(PnBuf *b);
+void pn_buf_keep_spare(PnBuf *b);  /* owner: makes sure a spare chunk exists */
 void pn_drop(PnTls *t, uint32_t mask, uint64_t n);
 int pn_budget_exhausted(const PnTls *t, int cls);
 uint64_t pn_dropped(int slot, uint64_t ctick); /* sum over threads; caller holds pn_mu */

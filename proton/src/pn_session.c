@@ -46,6 +46,8 @@ pn_mask_update(void)
         if (i != PN_CAPTURE_SLOT && pn_slots[i].context == PN_CONTEXT_PYTHON)
             py |= 1u << i;
     }
+    if ((rec & ~PN_LD(&pn_rec_mask)) || (tr & ~PN_LD(&pn_trace_mask)))
+        __atomic_add_fetch(&pn_prepare_epoch, 1, __ATOMIC_RELAXED); /* threads get ready again */
     PN_ST(&pn_trace_mask, tr);
     PN_ST(&pn_py_mask, py);
     PN_ST(&pn_rec_mask, rec);

@@ -395,6 +395,34 @@ test_drop_budget_shared(void **state)
     unsetenv("PROTON_TRACE_LIMIT");
 }
 
+
+static void *
+prepare_worker(void *arg)
+{
+    int *ok = arg;
+    pn_thread_prepare();
+    ok[0] = pn_tls_cur && pn_tls_cur->grp.state != 0 && pn_tls_cur->buf.spare != NULL;
+    return NULL;
+}
+
+/* pn_thread_prepare: a worker's state, counter group and first timeline chunk exist
+ * before its first launch; a session start asks for it again (pn_prepare_epoch) */
+static void
+test_thread_prepare(void **state)
+{
+    uint32_t e0 = pn_prepare_epoch;
+    int ok[1] = { 0 };
+    pthread_t th;
+    int id;
+    (void)state;
+    id = pn_session_start(pt_path("prep"), PN_CONTEXT_SHADOW, PN_DATA_TRACE);
+    assert_true(pn_prepare_epoch != e0);
+    pthread_create(&th, NULL, prepare_worker, ok);
+    pthread_join(th, NULL);
+    assert_true(ok[0]);
+    assert_int_equal(pn_session_finalize(id, ""), 0);
+}
+
 /* ---- exit paths, in fresh processes ---------------------------------------------------- */
 
 static char self_exe[1024];
@@ -675,6 +703,7 @@ main(int argc, char **argv)
         cmocka_unit_test_setup(test_drop_exact, setup),
         cmocka_unit_test_setup(test_drop_threads, setup),
         cmocka_unit_test_setup(test_drop_budget_shared, setup),
+        cmocka_unit_test_setup(test_thread_prepare, setup),
         cmocka_unit_test_setup(test_sigterm_writes, setup),
         cmocka_unit_test_setup(test_exit_writes, setup),
         cmocka_unit_test_setup(test_signal_during_exit_write, setup),
