@@ -3,15 +3,19 @@
 - launch overhead added by kernel capture (one-program kernel): capture off vs on,
   with the default counters and with PROTON_EVENTS=none (timing only), each in a
   fresh process because the capture switch is read at start-up;
+- the launch cost inside a `proton.start()` session for kernels of 1, 2, 10 and 100
+  programs: session off (deactivated) / on (PROTON_EVENTS=none) / on with the default
+  counters. Off and on rounds alternate in one process (deactivate / activate), so
+  the difference is a ratio against a baseline measured alongside it;
 - the cost of a host scope pair (`with proton.scope(...)`) inside a session.
-Targets (issue 3): <= 0.3 us added per launch, <= 0.5 us per scope pair.
+Targets (issues 3, 14): <= 0.3 us added per captured launch, <= 1 us added per launch
+in a session, <= 0.5 us per scope pair.
 """
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 _LAUNCH = r'''
 import statistics, time, torch, triton, triton.language as tl
@@ -27,6 +31,38 @@ for _ in range(7):
         tiny[(1,)](x, 16)
     rounds.append((time.perf_counter() - t0) / 20000 * 1e6)
 print(statistics.median(rounds))
+'''
+
+# One process: each grid size warmed up, then rounds alternating session off / on.
+_SESSION = r'''
+import statistics, time, torch, triton, triton.language as tl
+import triton.profiler as proton
+@triton.jit
+def work(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=m) + 1.0, mask=m)
+x = torch.zeros(16 * 100)
+sid = proton.start("{path}", backend="cpu")
+out = []
+for p in (1, 2, 10, 100):
+    reps = 4000 if p < 100 else 2000
+    for _ in range(200):                 # compile, open every worker's counters
+        work[(p,)](x, 16 * p, BLOCK=16)
+    proton.deactivate(sid)
+    for _ in range(200):
+        work[(p,)](x, 16 * p, BLOCK=16)
+    rounds = {0: [], 1: []}
+    for r in range(14):
+        on = r % 2
+        (proton.activate if on else proton.deactivate)(sid)
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            work[(p,)](x, 16 * p, BLOCK=16)
+        rounds[on].append((time.perf_counter() - t0) / reps * 1e6)
+    out.append("%d %.4f %.4f" % (p, statistics.median(rounds[0]), statistics.median(rounds[1])))
+proton.finalize()
+print(";".join(out))
 '''
 
 _SCOPE = r'''
@@ -59,19 +95,53 @@ def _run(code, env_extra):
         env = dict(os.environ, **env_extra)
         env.setdefault("PROTON_OUTPUT", os.path.join(d, "out.hatchet"))
         out = subprocess.run([sys.executable, path], env=env, capture_output=True, text=True, check=True)
-        return float(out.stdout.strip().splitlines()[-1])
+        return out.stdout.strip().splitlines()[-1]
+
+
+def _session_costs(env):
+    """{programs: (off_us, on_us)}: per run medians, then the median over 3 runs."""
+    runs = [_run(_SESSION, env) for _ in range(3)]
+    res = {}
+    for p in (1, 2, 10, 100):
+        offs, ons = [], []
+        for r in runs:
+            for row in r.split(";"):
+                q, off, on = row.split()
+                if int(q) == p:
+                    offs.append(float(off))
+                    ons.append(float(on))
+        res[p] = (statistics.median(offs), statistics.median(ons))
+    return res
+
+
+def cpu_model():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "unknown"
 
 
 def run(report):
-    off = statistics.median(_run(_LAUNCH, {"PROTON_KERNEL_CAPTURE": "0"}) for _ in range(3))
-    on_none = statistics.median(_run(_LAUNCH, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_EVENTS": "none"})
+    report(f"CPU: {cpu_model()}, {os.cpu_count()} CPUs")
+    off = statistics.median(float(_run(_LAUNCH, {"PROTON_KERNEL_CAPTURE": "0"})) for _ in range(3))
+    on_none = statistics.median(float(_run(_LAUNCH, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_EVENTS": "none"}))
                                 for _ in range(3))
-    on_def = statistics.median(_run(_LAUNCH, {"PROTON_KERNEL_CAPTURE": "1"}) for _ in range(3))
+    on_def = statistics.median(float(_run(_LAUNCH, {"PROTON_KERNEL_CAPTURE": "1"})) for _ in range(3))
     report(f"launch, capture off:                         {off:.3f} us")
     report(f"launch, capture on, timing only (EVENTS=none): {on_none:.3f} us  (+{on_none - off:.3f} us; target <= 0.3)")
     report(f"launch, capture on, default counters:          {on_def:.3f} us  (+{on_def - off:.3f} us; "
-           f"software counters cost a read() syscall per launch here)")
-    sc = statistics.median(_run(_SCOPE, {}) for _ in range(3))
+           f"software counters cost a read() syscall per worker and launch here)")
+    plain = _session_costs({"PROTON_EVENTS": "none"})
+    ctrs = _session_costs({})
+    report("launch in a proton.start() session (median of 3 processes, off/on rounds interleaved; "
+           "target <= 1 us added):")
+    report("  programs   session off   session on (EVENTS=none)    on with default counters")
+    for p in (1, 2, 10, 100):
+        o, n = plain[p]
+        o2, c = ctrs[p]
+        report(f"  {p:8d}   {o:8.2f} us   {n:8.2f} us (+{n - o:5.2f})       {c:8.2f} us (+{c - o2:5.2f})")
+    sc = statistics.median(float(_run(_SCOPE, {})) for _ in range(3))
     report(f"host scope pair (with proton.scope):           {sc:.3f} us  (target <= 0.5)")
 
 

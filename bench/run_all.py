@@ -21,11 +21,11 @@ def main():
     for mod in (bench_elementwise, bench_launch, bench_matmul):
         print(f"-- {mod.__name__}")
         mod.run(lambda s: print(s, flush=True))
-    extra = os.path.join(os.path.dirname(__file__), "bench_proton.py")
-    if os.path.exists(extra):
-        import bench_proton  # noqa: E402
-        print("-- bench_proton")
-        bench_proton.run(lambda s: print(s, flush=True))
+    import bench_proton  # noqa: E402
+    import bench_proton_cli  # noqa: E402
+    for mod in (bench_proton, bench_proton_cli):
+        print(f"-- {mod.__name__}")
+        mod.run(lambda s: print(s, flush=True))
 
 
 if __name__ == "__main__":

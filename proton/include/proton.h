@@ -58,6 +58,9 @@ PN_API int pn_disabled(void);
 
 /* Text of the last error on this thread; borrowed, valid until the next pn_ call. */
 PN_API const char *pn_last_error(void);
+/* The file the last error on this thread is about ("" when it is not about a file):
+ * an output that could not be written. Borrowed, as pn_last_error. */
+PN_API const char *pn_last_error_path(void);
 
 /* ---- clocks ------------------------------------------------------------------- */
 
@@ -119,6 +122,17 @@ PN_API void pn_launch_end(PnLaunch *l);
  * workers must have ended before pn_launch_end (the parallel region's join). */
 PN_API PnThread *pn_worker_begin(PnLaunch *l, int worker);
 PN_API void pn_worker_end(PnLaunch *l, PnThread *t);
+
+/* Changes whenever threads that run launches should call pn_thread_prepare again
+ * (a session or the capture store started recording, the counter set changed). One
+ * load: the runtime compares it with the value it last prepared for. */
+PN_API extern volatile uint32_t pn_prepare_epoch;
+
+/* Gets the calling thread ready to record, so its first launch does not time it:
+ * creates its state, opens its counter group and keeps a timeline chunk at hand.
+ * The runtime calls it on every OpenMP thread (one empty parallel region) before the
+ * first recorded launch of each pn_prepare_epoch. Safe to call any time. */
+PN_API void pn_thread_prepare(void);
 
 /* A PnThread whose record function does nothing: what an instrumented kernel gets
  * when it runs while nothing records (pn_worker_begin also returns it then).
@@ -260,10 +274,18 @@ PN_API int pn_scope_add_metric_vec(const char *name, int kind, const int64_t *iv
 
 /* ---- kernel capture / spine-triton compatibility ----------------------------------- */
 
+/* Nonzero while the capture store records (PROTON_KERNEL_CAPTURE, profiler.start()). */
+PN_API int pn_capture_active(void);
 /* Clears everything recorded by kernel capture and the compatibility profiler. */
 PN_API void pn_capture_reset(void);
-/* Starts / stops recording into the capture store (profiler.start()/stop()). */
+/* Starts / stops recording into the capture store (profiler.start()/stop()). Starting
+ * also keeps a timeline from then on (pn_capture_keep_timeline). */
 PN_API void pn_capture_enable(int on);
+/* The capture store keeps a timeline from now on, whatever PROTON_OUTPUT says: for
+ * callers that may dump it as a Chrome trace later (the spine-triton profiler module
+ * calls it when imported). Otherwise it keeps one only when PROTON_OUTPUT names a
+ * Chrome trace or PROTON_VERBOSE lists launches; never at PROTON_TRACE_LIMIT=0. */
+PN_API void pn_capture_keep_timeline(void);
 /* Writes the capture store: path NULL → PROTON_OUTPUT, or the console table on
  * stderr when that is unset too. Format by suffix: .json / .chrome_trace → Chrome
  * trace, .hatchet → tree, anything else → the console table into that file. Marks the
@@ -273,6 +295,11 @@ PN_API int pn_capture_dump(const char *path);
 /* Aggregated capture results as JSON text {"kernel[grid]": {"count":..,"total_ns":..,
  * "min_ns":..,"max_ns":..,"avg_ns":..}, ...}, through the callback. */
 PN_API int pn_capture_results_json(void (*write)(const char *s, size_t n, void *user), void *user);
+
+/* The capture output this process named in PROTON_OUTPUT_TAKEN for its descendants
+ * (which then write <name>.<pid> instead), or NULL. Borrowed. For hosts that keep a
+ * copy of the environment (Python's os.environ). */
+PN_API const char *pn_output_taken(void);
 
 /* Writes all pending output now (finalizes every session, dumps the capture store
  * when it holds undumped data). The exit and signal handlers do the same; safe to

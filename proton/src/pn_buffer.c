@@ -8,8 +8,12 @@
  * budget (PROTON_TRACE_LIMIT events per class: program instances + in-kernel scopes,
  * and launches + host scopes) lives in a global pool that threads take from
  * PN_BUDGET_GRAIN events at a time with one CAS, so the pool is touched once per
- * grain, not per event. An event that finds no budget is dropped and counted, per
- * consumer slot, in the thread's drop counters: kept + dropped is always exact.
+ * grain, not per event. The budget is one pool for all threads: a thread that finds
+ * it empty takes half of what other threads took and did not use (their 'avail',
+ * which owners decrement atomically), so nothing is dropped while budget sits unused
+ * with an idle thread, and min(limit, recorded) events are kept. An event that finds
+ * no budget is dropped and counted, per consumer slot, in the thread's drop counters:
+ * kept + dropped is always exact.
  * Chunks whose records belong only to finished consumers are freed by their owner
  * (pn_tls_gc) and their events returned to the pool.
  */
@@ -20,6 +24,18 @@
 
 uint64_t pn_trace_limit = 1000000;
 uint64_t pn_budget_used[2];
+uint64_t pn_budget_gen[2];
+uint64_t pn_budget_dry[2];
+
+/* gives n events of class cls back to the pool */
+static void
+budget_return(int cls, uint64_t n)
+{
+    if (!n)
+        return;
+    __atomic_fetch_sub(&pn_budget_used[cls], n, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&pn_budget_gen[cls], 1, __ATOMIC_RELEASE);
+}
 
 /* takes up to PN_BUDGET_GRAIN events from the pool; 0 when it is empty */
 static int
@@ -33,16 +49,47 @@ budget_take(PnBuf *b, int cls)
         take = lim - used < PN_BUDGET_GRAIN ? lim - used : PN_BUDGET_GRAIN;
         if (__atomic_compare_exchange_n(&pn_budget_used[cls], &used, used + take, 1,
                                         __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-            b->avail[cls] += (uint32_t)take;
+            __atomic_add_fetch(&b->avail[cls], (int64_t)take, __ATOMIC_RELAXED);
             return 1;
         }
     }
 }
 
+/* The pool is empty: takes half of the unused budget of other threads (the registry
+ * is walked under pn_mu, tried only: a writer holding it means drop this event).
+ * Skipped while nothing went back to the pool since the last scan found nothing. */
+static int
+budget_steal(PnTls *t, int cls)
+{
+    uint64_t gen = PN_ACQ(&pn_budget_gen[cls]);
+    int got = 0;
+    if (PN_LD(&pn_budget_dry[cls]) == gen + 1 || pn_trylock() != 0)
+        return 0;
+    for (PnTls *x = pn_tls_first(); x && !got; x = pn_tls_next(x)) {
+        int64_t a = PN_LD(&x->buf.avail[cls]), take;
+        if (x == t)
+            continue;
+        while (a > 0) {
+            take = (a + 1) / 2;
+            if (__atomic_compare_exchange_n(&x->buf.avail[cls], &a, a - take, 1, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED)) {
+                __atomic_add_fetch(&t->buf.avail[cls], take, __ATOMIC_RELAXED);
+                got = 1;
+                break;
+            }
+        }
+    }
+    pn_unlock();
+    if (!got)
+        PN_ST(&pn_budget_dry[cls], gen + 1); /* +1: 0 means "never scanned" */
+    return got;
+}
+
 static PnChunk *
 chunk_new(PnBuf *b)
 {
-    PnChunk *c = malloc(sizeof *c + PN_CHUNK_RECS * sizeof(PnRec));
+    PnChunk *c = b->spare ? b->spare : malloc(sizeof *c + PN_CHUNK_RECS * sizeof(PnRec));
+    b->spare = NULL;
     if (!c)
         return NULL;
     memset(c, 0, sizeof *c);
@@ -55,19 +102,25 @@ chunk_new(PnBuf *b)
     return c;
 }
 
-/* The slow half of pn_buf_reserve: refills the budget or starts a chunk. Returns
- * where to write, or NULL after counting the event as dropped. Allocates one chunk
- * per PN_CHUNK_RECS records. */
+/* The slow half of pn_buf_reserve: takes one event of budget (unless the fast path
+ * did: have_budget) from the pool or other threads, and starts a chunk when needed.
+ * Returns where to write, or NULL after counting the event as dropped. Allocates one
+ * chunk per PN_CHUNK_RECS records. */
 PnRec *
-pn_buf_reserve_slow(PnTls *t, int cls, int nrec, uint32_t mask)
+pn_buf_reserve_slow(PnTls *t, int cls, int nrec, uint32_t mask, int have_budget)
 {
     PnBuf *b = &t->buf;
     PnChunk *c = b->tail;
-    if (b->avail[cls] == 0 && !budget_take(b, cls))
-        goto drop;
-    if (!c || c->n + (uint32_t)nrec > c->cap) {
-        if (!(c = chunk_new(b)))
+    while (!have_budget) {
+        if (!budget_take(b, cls) && !budget_steal(t, cls))
             goto drop;
+        have_budget = pn_budget_use(&b->avail[cls]);
+    }
+    if (!c || c->n + (uint32_t)nrec > c->cap) {
+        if (!(c = chunk_new(b))) {
+            __atomic_add_fetch(&b->avail[cls], 1, __ATOMIC_RELAXED);
+            goto drop;
+        }
     }
     return &c->rec[c->n];
 drop:
@@ -120,9 +173,29 @@ chunk_dead(const PnChunk *c)
 static void
 chunk_release(PnChunk *c)
 {
-    __atomic_fetch_sub(&pn_budget_used[0], c->nev[0], __ATOMIC_RELAXED);
-    __atomic_fetch_sub(&pn_budget_used[1], c->nev[1], __ATOMIC_RELAXED);
+    budget_return(0, c->nev[0]);
+    budget_return(1, c->nev[1]);
     free(c);
+}
+
+/* Gives a dead chunk's budget back and keeps it as the spare when there is none. */
+static void
+chunk_retire(PnBuf *b, PnChunk *c)
+{
+    if (b->spare) {
+        chunk_release(c);
+        return;
+    }
+    budget_return(0, c->nev[0]);
+    budget_return(1, c->nev[1]);
+    b->spare = c;
+}
+
+void
+pn_buf_keep_spare(PnBuf *b)
+{
+    if (!b->spare)
+        b->spare = malloc(sizeof(PnChunk) + PN_CHUNK_RECS * sizeof(PnRec));
 }
 
 /* Frees dead chunks and returns their events to the pool. The caller holds pn_mu
@@ -137,7 +210,7 @@ pn_buf_gc(PnBuf *b)
             *pp = c->next;
             if (b->tail == c)
                 b->tail = prev;
-            chunk_release(c);
+            chunk_retire(b, c);
         } else {
             prev = c;
             pp = &c->next;
@@ -150,7 +223,8 @@ pn_buf_gc(PnBuf *b)
 int
 pn_budget_exhausted(const PnTls *t, int cls)
 {
-    return t->buf.avail[cls] == 0 && PN_LD(&pn_budget_used[cls]) >= PN_LD(&pn_trace_limit);
+    return PN_LD(&t->buf.avail[cls]) <= 0 && PN_LD(&pn_budget_used[cls]) >= PN_LD(&pn_trace_limit) &&
+           PN_LD(&pn_budget_dry[cls]) == PN_LD(&pn_budget_gen[cls]) + 1;
 }
 
 /* Returns budget taken from the pool but not used. Owner (or exited thread). */
@@ -158,8 +232,9 @@ void
 pn_buf_return_budget(PnBuf *b)
 {
     for (int k = 0; k < 2; k++) {
-        __atomic_fetch_sub(&pn_budget_used[k], b->avail[k], __ATOMIC_RELAXED);
-        b->avail[k] = 0;
+        int64_t a = __atomic_exchange_n(&b->avail[k], 0, __ATOMIC_RELAXED);
+        if (a > 0)
+            budget_return(k, (uint64_t)a);
     }
 }
 
@@ -172,6 +247,8 @@ pn_buf_free(PnBuf *b)
         n = c->next;
         chunk_release(c);
     }
+    free(b->spare);
+    b->spare = NULL;
     b->head = b->tail = NULL;
     pn_buf_return_budget(b);
 }

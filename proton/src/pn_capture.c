@@ -6,9 +6,11 @@
  * nothing compiled in); profiler.start()/stop() map to pn_capture_enable, reset()
  * to pn_capture_reset (a new identity for slot 0: old data becomes stale and is
  * freed by its owners), dump() to pn_capture_dump, get_results() to
- * pn_capture_results_json. The store follows host scopes like a session, keeps a
- * timeline (so any output format can be chosen at dump time) and is written at exit
- * when it holds anything not dumped yet. With TRITON_DISABLE_PROTON every call here
+ * pn_capture_results_json. The store follows host scopes like a session and is
+ * written at exit when it holds anything not dumped yet. It keeps a timeline only
+ * where the output needs one: PROTON_OUTPUT names a Chrome trace, or the console table
+ * lists launches (PROTON_VERBOSE), or profiler.start() switched it on (the format is
+ * chosen at dump time); never at PROTON_TRACE_LIMIT=0. With TRITON_DISABLE_PROTON every call here
  * does nothing: dump writes no file and prints no table, results are "{}".
  */
 #include "pn_int.h"
@@ -18,6 +20,7 @@
 #include <string.h>
 
 int pn_capture_dirty;
+int pn_capture_timeline;
 
 /* Output format from a path's suffix: .json / .chrome_trace → Chrome trace,
  * .hatchet → tree, anything else → the console table written to that file. */
@@ -34,11 +37,21 @@ pn_format_for_path(const char *p)
     return PN_FMT_CONSOLE;
 }
 
+/* Whether the capture store's exit output (PROTON_OUTPUT) needs a timeline. */
+static int
+output_needs_timeline(void)
+{
+    int f = pn_cfg.output ? pn_format_for_path(pn_cfg.output) : PN_FMT_CONSOLE;
+    return f == PN_FMT_CHROME || (f == PN_FMT_CONSOLE && pn_cfg.verbose);
+}
+
 /* Switches slot 0 on (creating it) or off. Holds pn_mu. */
 void
 pn_capture_enable_locked(int on)
 {
     PnSlot *s = &pn_slots[PN_CAPTURE_SLOT];
+    if (on && output_needs_timeline())
+        pn_capture_timeline = 1;
     if (on && !s->used) {
         s->used = 1;
         s->id = -1;
@@ -55,27 +68,46 @@ pn_capture_enable(int on)
     pn_init();
     if (pn_disabled())
         return;
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
+    if (on)
+        pn_capture_timeline = 1; /* profiler.dump() may ask for any format */
     pn_capture_enable_locked(on);
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
     if (on) {
         pn_counters_setup(); /* probe now rather than inside the first launch */
         pn_arm_exit();
     }
 }
 
+int
+pn_capture_active(void)
+{
+    pn_init();
+    return (PN_LD(&pn_rec_mask) >> PN_CAPTURE_SLOT) & 1;
+}
+
+void
+pn_capture_keep_timeline(void)
+{
+    pn_init();
+    pn_lock();
+    pn_capture_timeline = 1;
+    pn_mask_update();
+    pn_unlock();
+}
+
 void
 pn_capture_reset(void)
 {
     pn_init();
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
     if (pn_slots[PN_CAPTURE_SLOT].used) {
         PN_REL(&pn_slot_ctick[PN_CAPTURE_SLOT], pn_clock_unique_tick());
         __atomic_add_fetch(&pn_gc_epoch, 1, __ATOMIC_RELAXED);
         pn_tls_collect();
     }
     PN_ST(&pn_capture_dirty, 0);
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
 }
 
 /* Writes the store. Holds pn_mu. */
@@ -86,10 +118,15 @@ pn_capture_dump_locked(const char *path)
     int rc;
     if (p && !*p)
         p = NULL;
+    int fmt = p ? pn_format_for_path(p) : PN_FMT_CONSOLE;
+    static int told;
+    if (fmt == PN_FMT_CHROME && !pn_capture_timeline && pn_trace_limit && !told++)
+        fprintf(stderr, "proton: %s: the capture store kept no timeline (its output%s%s needs "
+                "none), so this trace has no events\n", p, pn_cfg.output ? " PROTON_OUTPUT=" : "",
+                pn_cfg.output ? pn_cfg.output : "");
     /* cleared before reading: a launch that ends meanwhile marks the store again */
     PN_ST(&pn_capture_dirty, 0);
-    rc = pn_slot_write(PN_CAPTURE_SLOT, pn_slot_ctick[PN_CAPTURE_SLOT],
-                       p ? pn_format_for_path(p) : PN_FMT_CONSOLE, p);
+    rc = pn_slot_write(PN_CAPTURE_SLOT, pn_slot_ctick[PN_CAPTURE_SLOT], fmt, p);
     if (rc < 0)
         PN_ST(&pn_capture_dirty, 1);
     return rc;
@@ -102,9 +139,9 @@ pn_capture_dump(const char *path)
     pn_init();
     if (pn_disabled())
         return 0; /* TRITON_DISABLE_PROTON: no file, no table, no error */
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
     rc = pn_capture_dump_locked(path);
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
     return rc;
 }
 
@@ -121,7 +158,7 @@ pn_capture_results_json(void (*write)(const char *s, size_t n, void *user), void
         write("{}", 2, user);
         return 0;
     }
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
     rc = pn_tree_build(&tr, PN_CAPTURE_SLOT, pn_slot_ctick[PN_CAPTURE_SLOT], 1);
     if (rc < 0)
         goto out;
@@ -148,6 +185,6 @@ out_tree:
     free(rows);
     pn_tree_fini(&tr);
 out:
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
     return rc;
 }

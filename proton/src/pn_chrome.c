@@ -4,8 +4,9 @@
  * Collects the records of one consumer from every thread's timeline (records whose
  * mask has the slot and that were taken after the consumer was created), sorts each
  * thread's events by start (longer first on ties, so parents precede children),
- * and writes them one cJSON object at a time: memory stays proportional to the
- * number of events, not to the JSON text. ts/dur are microseconds from the earliest
+ * and writes them one at a time straight into a buffered writer (pn_jout_*: numbers
+ * formatted from the integers, no cJSON item per value): memory stays proportional to
+ * the number of events, not to the JSON text, and a million launches write in seconds. ts/dur are microseconds from the earliest
  * event; both ends are converted from ticks to integer ns first, so events that
  * nest in ticks still nest in the file. The call_stack of kernels and host scopes is
  * rebuilt from the host-scope events enclosing them on the same thread; in a
@@ -41,13 +42,12 @@ typedef struct Frame {
 } Frame;
 
 typedef struct Cw {
-    PnWriteFn w;
-    void *user;
+    PnJOut *o;
     uint64_t base;                 /* ticks of ts == 0 */
     int first;
     int pid;
     int python;                    /* context="python" session */
-    cJSON **cx;                    /* parsed constexprs per site (lazily) */
+    char **cx;                     /* constexprs per site as compact JSON text (lazily) */
     uint32_t ncx;
     Frame *stack;
     uint32_t sp, scap;
@@ -167,143 +167,211 @@ ev_cmp(const void *a, const void *b)
     return (int)x->depth - (int)y->depth;
 }
 
-/* ---- events ------------------------------------------------------------------------- */
+/* ---- events -------------------------------------------------------------------------
+ *
+ * Every event is written in the key order the readers and the goldens know: name,
+ * cat, ph, pid, tid, ts, dur, args. */
 
+/* starts an event: the separator, then {"name": name */
 static void
-out(Cw *cw, cJSON *e)
+ev_open(Cw *cw, const char *name)
 {
-    if (!e)
-        return;
+    PnJOut *o = cw->o;
     if (!cw->first)
-        cw->w(",\n", 2, cw->user);
+        pn_jout_put(o, ",\n", 2);
     cw->first = 0;
-    pn_json_print(e, 0, cw->w, cw->user);
-    cJSON_Delete(e);
+    pn_jout_put(o, "{\"name\":", 8);
+    pn_jout_str(o, name);
 }
 
-static double
-us(const Cw *cw, uint64_t t)
+/* ,"pid":P,"tid":T */
+static void
+ids(Cw *cw, uint32_t tid)
 {
-    return (double)pn_ticks_to_ns(t - cw->base) / 1000.0;
+    pn_jout_put(cw->o, ",\"pid\":", 7);
+    pn_jout_int(cw->o, cw->pid);
+    pn_jout_put(cw->o, ",\"tid\":", 7);
+    pn_jout_uint(cw->o, tid);
 }
 
-static cJSON *
+static uint64_t
+ns_at(const Cw *cw, uint64_t t)
+{
+    return pn_ticks_to_ns(t - cw->base);
+}
+
+/* an X event up to and including "args":{ (both ends converted to integer ns first) */
+static void
 x_event(Cw *cw, const char *name, const char *cat, uint32_t tid, uint64_t t0, uint64_t t1)
 {
-    cJSON *e = cJSON_CreateObject();
-    uint64_t a = pn_ticks_to_ns(t0 - cw->base), b = pn_ticks_to_ns(t1 - cw->base);
-    cJSON_AddStringToObject(e, "name", name);
-    cJSON_AddStringToObject(e, "cat", cat);
-    cJSON_AddStringToObject(e, "ph", "X");
-    cJSON_AddItemToObject(e, "pid", pn_json_int(cw->pid));
-    cJSON_AddItemToObject(e, "tid", pn_json_uint(tid));
-    cJSON_AddItemToObject(e, "ts", pn_json_double((double)a / 1000.0));
-    cJSON_AddItemToObject(e, "dur", pn_json_double((double)(b - a) / 1000.0));
-    return e;
+    PnJOut *o = cw->o;
+    uint64_t a = ns_at(cw, t0), b = ns_at(cw, t1);
+    ev_open(cw, name);
+    pn_jout_put(o, ",\"cat\":", 7);
+    pn_jout_str(o, cat);
+    pn_jout_put(o, ",\"ph\":\"X\"", 9);
+    ids(cw, tid);
+    pn_jout_put(o, ",\"ts\":", 6);
+    pn_jout_us(o, a);
+    pn_jout_put(o, ",\"dur\":", 7);
+    pn_jout_us(o, b - a);
+    pn_jout_put(o, ",\"args\":{", 9);
 }
 
-static cJSON *
-int3(const int32_t v[3])
+/* "key":[x,y,z] */
+static void
+int3(PnJOut *o, const char *key, const int32_t v[3])
 {
-    cJSON *a = cJSON_CreateArray();
-    for (int i = 0; i < 3; i++)
-        cJSON_AddItemToArray(a, pn_json_int(v[i]));
-    return a;
+    pn_jout_puts(o, key);
+    for (int i = 0; i < 3; i++) {
+        pn_jout_put(o, i ? "," : "[", 1);
+        pn_jout_int(o, v[i]);
+    }
+    pn_jout_put(o, "]", 1);
 }
 
-static cJSON *
-counters_obj(const PnCtrRec *c, int n)
+/* ,"counters":{name:delta,...} */
+static void
+counters_obj(PnJOut *o, const PnCtrRec *c, int n)
 {
-    cJSON *o = cJSON_CreateObject();
-    for (int i = 0; i < n && i < pn_ctrs.n; i++)
-        cJSON_AddItemToObject(o, pn_ctrs.ev[i].name, pn_json_uint(c->v[i]));
-    return o;
+    pn_jout_put(o, ",\"counters\":{", 13);
+    for (int i = 0; i < n && i < pn_ctrs.n; i++) {
+        if (i)
+            pn_jout_put(o, ",", 1);
+        pn_jout_str(o, pn_ctrs.ev[i].name);
+        pn_jout_put(o, ":", 1);
+        pn_jout_uint(o, c->v[i]);
+    }
+    pn_jout_put(o, "}", 1);
 }
 
-static cJSON *
-call_stack(const Cw *cw, uint32_t last)
+/* ,"call_stack":["ROOT", the enclosing host scopes..., last] */
+static void
+call_stack(Cw *cw, uint32_t last)
 {
-    cJSON *a = cJSON_CreateArray();
-    cJSON_AddItemToArray(a, cJSON_CreateString("ROOT"));
-    for (uint32_t i = 0; i < cw->sp; i++)
-        cJSON_AddItemToArray(a, cJSON_CreateString(pn_name_get(cw->stack[i].name)));
-    cJSON_AddItemToArray(a, cJSON_CreateString(pn_name_get(last)));
-    return a;
+    PnJOut *o = cw->o;
+    pn_jout_put(o, ",\"call_stack\":[\"ROOT\"", 21);
+    for (uint32_t i = 0; i < cw->sp; i++) {
+        pn_jout_put(o, ",", 1);
+        pn_jout_str(o, pn_name_get(cw->stack[i].name));
+    }
+    pn_jout_put(o, ",", 1);
+    pn_jout_str(o, pn_name_get(last));
+    pn_jout_put(o, "]", 1);
 }
 
-/* ROOT, the frames of Python path 'path', then 'last' */
-static cJSON *
-path_stack(uint32_t path, uint32_t last)
+/* the same with the frames of Python path 'path' */
+static void
+path_stack(Cw *cw, uint32_t path, uint32_t last)
 {
-    cJSON *a = cJSON_CreateArray();
+    PnJOut *o = cw->o;
     uint32_t n;
     const uint32_t *f = pn_path_get(path, &n);
-    cJSON_AddItemToArray(a, cJSON_CreateString("ROOT"));
-    for (uint32_t i = 0; i < n; i++)
-        cJSON_AddItemToArray(a, cJSON_CreateString(pn_name_get(f[i])));
-    cJSON_AddItemToArray(a, cJSON_CreateString(pn_name_get(last)));
-    return a;
+    pn_jout_put(o, ",\"call_stack\":[\"ROOT\"", 21);
+    for (uint32_t i = 0; i < n; i++) {
+        pn_jout_put(o, ",", 1);
+        pn_jout_str(o, pn_name_get(f[i]));
+    }
+    pn_jout_put(o, ",", 1);
+    pn_jout_str(o, pn_name_get(last));
+    pn_jout_put(o, "]", 1);
 }
 
-/* the parsed constexprs of a site (borrowed from the cache), or NULL */
-static cJSON *
+static void
+text_write(const char *s, size_t n, void *user)
+{
+    char **t = user;
+    size_t have = *t ? strlen(*t) : 0;
+    char *x = realloc(*t, have + n + 1);
+    if (!x)
+        return;
+    memcpy(x + have, s, n);
+    x[have + n] = '\0';
+    *t = x;
+}
+
+/* the compact JSON text of a site's constexprs (parsed and printed once), or NULL */
+static const char *
 constexprs(Cw *cw, uint32_t site, const PnSite *s)
 {
     if (!s || !s->constexprs)
         return NULL;
     if (site >= cw->ncx) {
         uint32_t n = site + 64;
-        cJSON **cx = realloc(cw->cx, n * sizeof *cx);
+        char **cx = realloc(cw->cx, n * sizeof *cx);
         if (!cx)
             return NULL;
         memset(cx + cw->ncx, 0, (n - cw->ncx) * sizeof *cx);
         cw->cx = cx;
         cw->ncx = n;
     }
-    if (!cw->cx[site])
-        cw->cx[site] = cJSON_Parse(s->constexprs);
+    if (!cw->cx[site]) {
+        cJSON *j = cJSON_Parse(s->constexprs);
+        if (!j)
+            return NULL;
+        pn_json_print(j, 0, text_write, &cw->cx[site]);
+        cJSON_Delete(j);
+    }
     return cw->cx[site];
+}
+
+/* one counter sample: {"name":..,"cat":"counter","ph":"C",..,"ts":..,"args":{"value":v}} */
+static void
+counter_event(Cw *cw, uint32_t tid, const char *name, uint64_t t, uint64_t v)
+{
+    PnJOut *o = cw->o;
+    ev_open(cw, name);
+    pn_jout_put(o, ",\"cat\":\"counter\",\"ph\":\"C\"", 25);
+    ids(cw, tid);
+    pn_jout_put(o, ",\"ts\":", 6);
+    pn_jout_us(o, ns_at(cw, t));
+    pn_jout_put(o, ",\"args\":{\"value\":", 17);
+    pn_jout_uint(o, v);
+    pn_jout_put(o, "}}", 2);
 }
 
 static void
 launch_events(Cw *cw, uint32_t tid, const Ev *ev)
 {
+    static const char *fl[3] = { "flops16", "flops32", "flops64" };
     const PnRec *r = ev->r;
     const PnSite *s = pn_site_get(r->id);
-    static const char *fl[3] = { "flops16", "flops32", "flops64" };
+    PnJOut *o = cw->o;
     uint64_t programs = 1;
-    cJSON *e = x_event(cw, s ? s->name : "<unknown kernel>", "kernel", tid, r->t0, r->t1);
-    cJSON *args = cJSON_AddObjectToObject(e, "args"), *cx;
+    const char *cx;
     for (int d = 0; d < 3; d++)
         programs *= r->xyz[d] > 0 ? (uint64_t)r->xyz[d] : 0;
-    cJSON_AddItemToObject(args, "grid", int3(r->xyz));
-    cJSON_AddItemToObject(args, "programs", pn_json_uint(programs));
-    cJSON_AddItemToObject(args, "threads", pn_json_uint(r->site));
-    if ((cx = constexprs(cw, r->id, s)))
-        cJSON_AddItemReferenceToObject(args, "constexprs", cx);
+    x_event(cw, s ? s->name : "<unknown kernel>", "kernel", tid, r->t0, r->t1);
+    int3(o, "\"grid\":", r->xyz);
+    pn_jout_put(o, ",\"programs\":", 12);
+    pn_jout_uint(o, programs);
+    pn_jout_put(o, ",\"threads\":", 11);
+    pn_jout_uint(o, r->site);
+    if ((cx = constexprs(cw, r->id, s))) {
+        pn_jout_put(o, ",\"constexprs\":", 14);
+        pn_jout_puts(o, cx);
+    }
     if (ev->c)
-        cJSON_AddItemToObject(args, "counters", counters_obj(ev->c, r->nctr));
-    if (s && s->bytes_per_program)
-        cJSON_AddItemToObject(args, "bytes", pn_json_uint(s->bytes_per_program * programs));
+        counters_obj(o, ev->c, r->nctr);
+    if (s && s->bytes_per_program) {
+        pn_jout_put(o, ",\"bytes\":", 9);
+        pn_jout_uint(o, s->bytes_per_program * programs);
+    }
     for (int k = 0; s && k < 3; k++)
-        if (s->flops_per_program[k] > 0)
-            cJSON_AddItemToObject(args, fl[k], pn_json_double(s->flops_per_program[k] * (double)programs));
-    cJSON_AddItemToObject(args, "call_stack", cw->python ? path_stack(r->aux, s ? s->name_id : 0)
-                                                         : call_stack(cw, s ? s->name_id : 0));
-    out(cw, e);
-    for (int i = 0; ev->c && i < r->nctr && i < pn_ctrs.n; i++) {
-        for (int end = 0; end < 2; end++) {
-            cJSON *c = cJSON_CreateObject(), *a;
-            cJSON_AddStringToObject(c, "name", pn_ctrs.ev[i].name);
-            cJSON_AddStringToObject(c, "cat", "counter");
-            cJSON_AddStringToObject(c, "ph", "C");
-            cJSON_AddItemToObject(c, "pid", pn_json_int(cw->pid));
-            cJSON_AddItemToObject(c, "tid", pn_json_uint(tid));
-            cJSON_AddItemToObject(c, "ts", pn_json_double(us(cw, end ? r->t1 : r->t0)));
-            a = cJSON_AddObjectToObject(c, "args");
-            cJSON_AddItemToObject(a, "value", pn_json_uint(end ? 0 : ev->c->v[i]));
-            out(cw, c);
+        if (s->flops_per_program[k] > 0) {
+            pn_jout_put(o, ",\"", 2);
+            pn_jout_puts(o, fl[k]);
+            pn_jout_put(o, "\":", 2);
+            pn_jout_double(o, s->flops_per_program[k] * (double)programs);
         }
+    if (cw->python)
+        path_stack(cw, r->aux, s ? s->name_id : 0);
+    else
+        call_stack(cw, s ? s->name_id : 0);
+    pn_jout_put(o, "}}", 2);
+    for (int i = 0; ev->c && i < r->nctr && i < pn_ctrs.n; i++) {
+        counter_event(cw, tid, pn_ctrs.ev[i].name, r->t0, ev->c->v[i]);
+        counter_event(cw, tid, pn_ctrs.ev[i].name, r->t1, 0);
     }
 }
 
@@ -313,35 +381,35 @@ work_event(Cw *cw, uint32_t tid, const Ev *ev)
     const PnRec *r = ev->r;
     const PnSite *s = pn_site_get(r->site);
     const char *kname = s ? s->name : "<unknown kernel>";
-    cJSON *e, *args;
+    PnJOut *o = cw->o;
     if (r->kind == PN_EV_PROGRAM) {
         char name[512];
         snprintf(name, sizeof name, "%s[%d,%d,%d]", kname, r->xyz[0], r->xyz[1], r->xyz[2]);
-        e = x_event(cw, name, "program", tid, r->t0, r->t1);
-        args = cJSON_AddObjectToObject(e, "args");
-        cJSON_AddItemToObject(args, "pid", int3(r->xyz));
+        x_event(cw, name, "program", tid, r->t0, r->t1);
+        int3(o, "\"pid\":", r->xyz);
     } else {
         uint32_t nid = s && r->id < s->nscopes ? s->scope_name_ids[r->id] : 0;
-        e = x_event(cw, pn_name_get(nid), "scope", tid, r->t0, r->t1);
-        args = cJSON_AddObjectToObject(e, "args");
-        cJSON_AddStringToObject(args, "kernel", kname);
-        cJSON_AddItemToObject(args, "program", int3(r->xyz));
+        x_event(cw, pn_name_get(nid), "scope", tid, r->t0, r->t1);
+        pn_jout_put(o, "\"kernel\":", 9);
+        pn_jout_str(o, kname);
+        int3(o, ",\"program\":", r->xyz);
         if (ev->c)
-            cJSON_AddItemToObject(args, "counters", counters_obj(ev->c, r->nctr));
+            counters_obj(o, ev->c, r->nctr);
     }
-    out(cw, e);
+    pn_jout_put(o, "}}", 2);
 }
 
 static int
 host_event(Cw *cw, uint32_t tid, const PnRec *r)
 {
-    cJSON *e = x_event(cw, pn_name_get(r->id), "host_scope", tid, r->t0, r->t1);
-    cJSON *args = cJSON_AddObjectToObject(e, "args");
-    cJSON_AddItemToObject(args, "scope_id", pn_json_uint(r->seq));
-    cJSON_AddItemToObject(args, "call_stack", call_stack(cw, r->id));
+    PnJOut *o = cw->o;
+    x_event(cw, pn_name_get(r->id), "host_scope", tid, r->t0, r->t1);
+    pn_jout_put(o, "\"scope_id\":", 11);
+    pn_jout_uint(o, r->seq);
+    call_stack(cw, r->id);
     if (r->aux & PN_REC_OPEN)
-        cJSON_AddTrueToObject(args, "open");
-    out(cw, e);
+        pn_jout_put(o, ",\"open\":true", 12);
+    pn_jout_put(o, "}}", 2);
     if (cw->sp == cw->scap) {
         uint32_t cap = cw->scap ? cw->scap * 2 : 64;
         Frame *f = realloc(cw->stack, cap * sizeof *f);
@@ -381,17 +449,25 @@ thread_events(Cw *cw, Th *th)
 
 /* ---- header and metadata ------------------------------------------------------------- */
 
-static cJSON *
-meta_event(const Cw *cw, const char *name, uint32_t tid, const char *key, cJSON *val)
+/* {"name":name,"ph":"M","pid":..,"tid":..,"args":{"key":  (the value follows) */
+static void
+meta_open(Cw *cw, const char *name, uint32_t tid, const char *key)
 {
-    cJSON *e = cJSON_CreateObject(), *a;
-    cJSON_AddStringToObject(e, "name", name);
-    cJSON_AddStringToObject(e, "ph", "M");
-    cJSON_AddItemToObject(e, "pid", pn_json_int(cw->pid));
-    cJSON_AddItemToObject(e, "tid", pn_json_uint(tid));
-    a = cJSON_AddObjectToObject(e, "args");
-    cJSON_AddItemToObject(a, key, val);
-    return e;
+    PnJOut *o = cw->o;
+    ev_open(cw, name);
+    pn_jout_put(o, ",\"ph\":\"M\"", 9);
+    ids(cw, tid);
+    pn_jout_put(o, ",\"args\":{", 9);
+    pn_jout_str(o, key);
+    pn_jout_put(o, ":", 1);
+}
+
+static void
+meta_name(Cw *cw, const char *name, uint32_t tid, const char *val)
+{
+    meta_open(cw, name, tid, "name");
+    pn_jout_str(cw->o, val);
+    pn_jout_put(cw->o, "}}", 2);
 }
 
 static void
@@ -399,7 +475,7 @@ metadata(Cw *cw, const Th *th, uint32_t nth)
 {
     char name[256];
     snprintf(name, sizeof name, "%s (pid %d)", program_invocation_short_name, cw->pid);
-    out(cw, meta_event(cw, "process_name", nth ? th[0].tid : 0, "name", cJSON_CreateString(name)));
+    meta_name(cw, "process_name", nth ? th[0].tid : 0, name);
     for (uint32_t i = 0; i < nth; i++) {
         if (!th[i].n)
             continue;
@@ -407,8 +483,10 @@ metadata(Cw *cw, const Th *th, uint32_t nth)
             snprintf(name, sizeof name, "main");
         else
             snprintf(name, sizeof name, "worker %u", th[i].tid);
-        out(cw, meta_event(cw, "thread_name", th[i].tid, "name", cJSON_CreateString(name)));
-        out(cw, meta_event(cw, "thread_sort_index", th[i].tid, "sort_index", pn_json_uint(th[i].tid)));
+        meta_name(cw, "thread_name", th[i].tid, name);
+        meta_open(cw, "thread_sort_index", th[i].tid, "sort_index");
+        pn_jout_uint(cw->o, th[i].tid);
+        pn_jout_put(cw->o, "}}", 2);
     }
 }
 
@@ -431,21 +509,27 @@ header(Cw *cw, uint64_t dropped)
     cJSON_AddItemToObject(o, "num_cores", pn_json_int(d->num_cores));
     snprintf(head, sizeof head, "{\"displayTimeUnit\":\"ns\",\"baseTimeNanoseconds\":%llu,\"otherData\":",
              (unsigned long long)pn_ticks_to_epoch_ns(cw->base));
-    cw->w(head, strlen(head), cw->user);
-    pn_json_print(o, 0, cw->w, cw->user);
+    pn_jout_puts(cw->o, head);
+    pn_jout_json(cw->o, o);
     cJSON_Delete(o);
-    cw->w(",\"traceEvents\":[\n", 17, cw->user);
+    pn_jout_put(cw->o, ",\"traceEvents\":[\n", 17);
 }
 
 /* Writes the Chrome trace of consumer (slot, ctick). Holds pn_mu. 0 or -ENOMEM. */
 int
 pn_chrome_write(int slot, uint64_t ctick, PnWriteFn w, void *user)
 {
-    Cw cw = { .w = w, .user = user, .first = 1, .pid = (int)getpid(), .base = UINT64_MAX,
+    PnJOut *o = malloc(sizeof *o);
+    Cw cw = { .o = o, .first = 1, .pid = (int)getpid(), .base = UINT64_MAX,
               .python = slot != PN_CAPTURE_SLOT && pn_slots[slot].context == PN_CONTEXT_PYTHON };
     uint32_t nth = 0, cap = 0;
     Th *th = NULL;
     int rc = 0;
+    if (!o)
+        return -ENOMEM;
+    o->w = w;
+    o->user = user;
+    o->n = 0;
     pn_counters_setup();
     for (PnTls *t = pn_tls_first(); t && rc == 0; t = pn_tls_next(t)) {
         if (nth == cap) {
@@ -468,15 +552,17 @@ pn_chrome_write(int slot, uint64_t ctick, PnWriteFn w, void *user)
         metadata(&cw, th, nth);
         for (uint32_t i = 0; i < nth && rc == 0; i++)
             rc = thread_events(&cw, &th[i]);
-        w("\n]}\n", 4, user);
+        pn_jout_put(o, "\n]}\n", 4);
+        pn_jout_flush(o);
     }
     for (uint32_t i = 0; i < nth; i++) {
         free(th[i].ev);
         free(th[i].open);
     }
     for (uint32_t i = 0; i < cw.ncx; i++)
-        cJSON_Delete(cw.cx[i]);
+        free(cw.cx[i]);
     free(cw.cx);
+    free(o);
     free(cw.stack);
     free(th);
     return rc;

@@ -303,6 +303,7 @@ pn_counters_setup(void)
         uint32_t gen = pn_ctrs.gen;
         choose(&pn_ctrs);
         pn_ctrs.gen = gen + 1;
+        __atomic_add_fetch(&pn_prepare_epoch, 1, __ATOMIC_RELAXED); /* groups reopen */
         PN_REL(&setup_done, 1);
     }
     pthread_mutex_unlock(&setup_mu);

@@ -7,7 +7,9 @@
  * flops*), so upstream proton-viewer and hatchet's GraphFrame.from_literal compute
  * inclusive columns for them. Vector user metrics are JSON arrays (no root hints:
  * they are not summable columns). Printed in nlohmann's dump(4) layout between a
- * leading and a trailing newline, like upstream Proton.
+ * leading and a trailing newline, like upstream Proton. The file is written node by
+ * node (only one node's frame and metrics exist as cJSON at a time); the whole
+ * document as cJSON is built only for MessagePack (pn_hatchet_build).
  */
 #include "pn_int.h"
 
@@ -241,16 +243,69 @@ pn_hatchet_build(const PnTree *tr)
     return a;
 }
 
-/* Writes the .hatchet text of 'tr'. 0 or -ENOMEM. */
+/* node i at 'depth', as pn_json_print would lay out node_json(tr, i, h): the keys
+ * children, frame, metrics in sorted order */
+static void
+node_write(PnJOut *o, const PnTree *tr, int32_t i, const Hints *h, int depth)
+{
+    const PnTNode *x = &tr->nodes[i];
+    cJSON *fr = cJSON_CreateObject(), *m;
+    pn_jout_put(o, "{", 1);
+    pn_jout_newline(o, depth + 1);
+    pn_jout_put(o, "\"children\": ", 12);
+    if (x->first < 0) {
+        pn_jout_put(o, "[]", 2);
+    } else {
+        pn_jout_put(o, "[", 1);
+        for (int32_t c = x->first; c >= 0; c = tr->nodes[c].next) {
+            pn_jout_newline(o, depth + 2);
+            node_write(o, tr, c, h, depth + 2); /* depth <= the tree's, bounded when recording */
+            if (tr->nodes[c].next >= 0)
+                pn_jout_put(o, ",", 1);
+        }
+        pn_jout_newline(o, depth + 1);
+        pn_jout_put(o, "]", 1);
+    }
+    pn_jout_put(o, ",", 1);
+    pn_jout_newline(o, depth + 1);
+    pn_jout_put(o, "\"frame\": ", 9);
+    cJSON_AddStringToObject(fr, "name", pn_name_get(x->name));
+    cJSON_AddStringToObject(fr, "type", "function");
+    pn_jout_pretty(o, fr, depth + 1);
+    cJSON_Delete(fr);
+    pn_jout_put(o, ",", 1);
+    pn_jout_newline(o, depth + 1);
+    pn_jout_put(o, "\"metrics\": ", 11);
+    m = metrics_json(x, i == 0 ? h : NULL);
+    pn_jout_pretty(o, m, depth + 1);
+    cJSON_Delete(m);
+    pn_jout_newline(o, depth);
+    pn_jout_put(o, "}", 1);
+}
+
+/* Writes the .hatchet text of 'tr', streamed. 0 or -ENOMEM. */
 int
 pn_hatchet_write(const PnTree *tr, PnWriteFn w, void *user)
 {
-    cJSON *a = pn_hatchet_build(tr);
-    if (!a)
+    PnJOut *o = malloc(sizeof *o);
+    cJSON *dev;
+    Hints h;
+    if (!o)
         return -ENOMEM;
-    w("\n", 1, user);
-    pn_json_print(a, 1, w, user);
-    w("\n", 1, user);
-    cJSON_Delete(a);
+    o->w = w;
+    o->user = user;
+    o->n = 0;
+    collect_hints(tr, &h);
+    pn_jout_put(o, "\n[", 2);
+    pn_jout_newline(o, 1);
+    node_write(o, tr, 0, &h, 1);
+    pn_jout_put(o, ",", 1);
+    pn_jout_newline(o, 1);
+    dev = device_json(tr);
+    pn_jout_pretty(o, dev, 1);
+    cJSON_Delete(dev);
+    pn_jout_put(o, "\n]\n", 3);
+    pn_jout_flush(o);
+    free(o);
     return 0;
 }

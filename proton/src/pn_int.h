@@ -210,17 +210,35 @@ typedef struct PnChunk {
 
 typedef struct PnBuf {
     PnChunk *head, *tail;
-    uint32_t avail[2];             /* budget taken from the pool, not used yet */
+    PnChunk *spare;                /* a freed chunk kept for the next one (no mmap per session) */
+    int64_t avail[2];              /* budget taken from the pool, not used yet: the owner
+                                    * takes one with an atomic decrement, a thread that
+                                    * found the pool empty may take half (pn_buffer.c) */
 } PnBuf;
 
 extern uint64_t pn_trace_limit;
 extern uint64_t pn_budget_used[2];
+extern uint64_t pn_budget_gen[2];  /* bumped whenever budget goes back to the pool */
+extern uint64_t pn_budget_dry[2];  /* pn_budget_gen + 1 when a steal last found nothing */
+
+/* one unit of the thread's own budget; 0 when it has none */
+static inline int
+pn_budget_use(int64_t *avail)
+{
+    if (PN_LD(avail) <= 0)
+        return 0;
+    if (PN_LIKELY(__atomic_sub_fetch(avail, 1, __ATOMIC_RELAXED) >= 0))
+        return 1;
+    __atomic_add_fetch(avail, 1, __ATOMIC_RELAXED); /* a thief was faster */
+    return 0;
+}
 
 typedef struct PnTls PnTls;
-PnRec *pn_buf_reserve_slow(PnTls *t, int cls, int nrec, uint32_t mask);
+PnRec *pn_buf_reserve_slow(PnTls *t, int cls, int nrec, uint32_t mask, int have_budget);
 void pn_buf_gc(PnBuf *b);          /* frees dead chunks; caller holds pn_mu, owns 'b' */
 void pn_buf_free(PnBuf *b);
 void pn_buf_return_budget(PnBuf *b);
+void pn_buf_keep_spare(PnBuf *b);  /* owner: makes sure a spare chunk exists */
 void pn_drop(PnTls *t, uint32_t mask, uint64_t n);
 int pn_budget_exhausted(const PnTls *t, int cls);
 uint64_t pn_dropped(int slot, uint64_t ctick); /* sum over threads; caller holds pn_mu */
@@ -462,6 +480,7 @@ PnRec *pn_scope_open_all(const PnTls *t, uint32_t *n);
  * absent; 'node' itself when no state is set, -1 when the tree is full. Owner only. */
 int32_t pn_state_node(PnTSlot *s, int32_t node, const uint32_t st[2]);
 void pn_tls_reset_self(void);      /* tests */
+void pn_tls_init_once(void);       /* the thread key and the fork handlers */
 
 /* timeline append, inlined: NULL when dropped */
 static inline PnRec *
@@ -469,15 +488,15 @@ pn_buf_reserve(PnTls *t, int cls, int nrec, uint32_t mask, uint64_t mtick)
 {
     PnChunk *c = t->buf.tail;
     PnRec *r;
-    if (PN_UNLIKELY(t->buf.avail[cls] == 0 || !c || c->n + (uint32_t)nrec > c->cap)) {
-        r = pn_buf_reserve_slow(t, cls, nrec, mask);
+    int have = pn_budget_use(&t->buf.avail[cls]);
+    if (PN_UNLIKELY(!have || !c || c->n + (uint32_t)nrec > c->cap)) {
+        r = pn_buf_reserve_slow(t, cls, nrec, mask, have);
         if (!r)
             return NULL;
         c = t->buf.tail;
     } else {
         r = &c->rec[c->n];
     }
-    t->buf.avail[cls]--;
     c->nev[cls]++;
     c->umask |= mask;
     if (mtick > c->max_mtick)
@@ -508,6 +527,8 @@ typedef struct PnSlot {
     int advanced;                  /* the session went past phase 0: .part_<phase> files */
     PnTls *main;                   /* the thread that started the session */
     uint64_t sess_tick;            /* when the session started */
+    int inherited;                 /* came across fork(): written only if this process
+                                    * recorded into it (pn_session_has_data) */
 } PnSlot;
 
 extern PnSlot pn_slots[PN_NSLOTS];       /* guarded by pn_mu */
@@ -522,6 +543,8 @@ void pn_mask_update(void);               /* recompute masks from pn_slots; holds
 int pn_slot_write(int slot, uint64_t ctick, int fmt, const char *path); /* holds pn_mu */
 int pn_slot_finalize(int slot, const char *fmt, int write); /* holds pn_mu */
 void pn_sessions_drop_all(void);         /* tests */
+void pn_sessions_after_fork(void);       /* child: sessions start empty (fork_child) */
+int pn_session_has_data(int slot);       /* some thread recorded into it; holds pn_mu */
 /* A thread's first touch of session slot 'slot' (or of a new phase, or after the
  * current phase was cleared): fills its new tree 's' with the session's main thread's
  * open scopes and then its own. Takes pn_mu. */
@@ -529,6 +552,7 @@ void pn_session_inherit(PnTls *t, int slot, PnTSlot *s);
 
 /* pn_capture.c */
 extern int pn_capture_dirty;             /* slot 0 recorded something not dumped yet */
+extern int pn_capture_timeline;          /* slot 0 keeps a timeline (its output needs one) */
 int pn_format_for_path(const char *p);   /* PN_FMT_* from the suffix */
 void pn_capture_enable_locked(int on);   /* holds pn_mu */
 int pn_capture_dump_locked(const char *path); /* holds pn_mu */
@@ -585,6 +609,23 @@ int pn_tree_kernel_rows(const PnTree *tr, PnKRow **rows, uint32_t *nrows);
 
 typedef void (*PnWriteFn)(const char *s, size_t n, void *user);
 
+typedef struct PnJOut {                  /* buffered JSON text for a writer callback */
+    PnWriteFn w;
+    void *user;
+    size_t n;
+    char buf[65536];
+} PnJOut;
+void pn_jout_put(PnJOut *o, const char *s, size_t n);
+void pn_jout_puts(PnJOut *o, const char *s);
+void pn_jout_str(PnJOut *o, const char *s);   /* a quoted, escaped string */
+void pn_jout_uint(PnJOut *o, uint64_t v);
+void pn_jout_int(PnJOut *o, int64_t v);
+void pn_jout_double(PnJOut *o, double v);     /* as pn_json_double */
+void pn_jout_us(PnJOut *o, uint64_t ns);      /* ns / 1000, as pn_json_double would print it */
+void pn_jout_json(PnJOut *o, const cJSON *j); /* compact */
+void pn_jout_pretty(PnJOut *o, const cJSON *j, int depth); /* dump(4) layout at 'depth' */
+void pn_jout_newline(PnJOut *o, int depth);   /* a newline and 4 * depth spaces */
+void pn_jout_flush(PnJOut *o);
 cJSON *pn_json_int(int64_t v);           /* numbers kept as exact text (raw items) */
 cJSON *pn_json_uint(uint64_t v);
 cJSON *pn_json_double(double v);         /* shortest round-trip, ".0" when integral */
@@ -597,7 +638,9 @@ typedef struct PnOut {                   /* a file being written atomically */
     int to_stdout;
 } PnOut;
 
-char *pn_path_expand(const char *path);  /* %p, %r, %%, .rank<N>; caller frees */
+char *pn_path_expand(const char *path);  /* %p, %r, %%, .rank<N>, .<pid> in children; caller frees */
+extern int pn_fork_child;                /* forked from a process that records */
+void pn_output_claim(void);              /* PROTON_OUTPUT_TAKEN: this process's capture output */
 int pn_out_open(PnOut *o, const char *path);
 int pn_out_close(PnOut *o, int ok);      /* rename on ok, unlink otherwise */
 int pn_rank(void);                       /* -1 when no rank variable is set */
@@ -630,7 +673,15 @@ typedef struct PnConfig {
 
 extern PnConfig pn_cfg;
 void pn_set_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void pn_arm_exit(void);            /* atexit and signal handlers, once */
+/* pn_exit.c: pn_mu with the bookkeeping signals need (every use of pn_mu but the fork
+ * handlers goes through these) */
+extern int pn_mu_held;
+void pn_lock(void);
+int pn_trylock(void);              /* 0 when taken */
+void pn_unlock(void);              /* acts on a pending SIGTERM/SIGINT first */
+void pn_exit_after_fork(void);     /* child side of fork (async-signal-safe) */
+void pn_set_file_error(int err, const char *path); /* "cannot write PATH: why", and the path */
+void pn_arm_exit(void);            /* pn_exit.c: atexit, exit thread, signals (per process) */
 int pn_env_flag(const char *name); /* set and not "", "0", "false", "off", "no" */
 
 /* tests (always built, declared only here) */

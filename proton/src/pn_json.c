@@ -7,8 +7,9 @@
  * exponents -5 < e < 15 (".0" when integral), exponent notation otherwise. The printer
  * writes either compact text or the layout of nlohmann's dump(4) that upstream
  * Proton's .hatchet files have: 4-space indent, "key": value, [] and {} for empty
- * containers, non-ASCII UTF-8 passed through. Output goes through a 16 KB buffer to
- * the caller's writer callback.
+ * containers, non-ASCII UTF-8 passed through. Output goes through a buffer (PnJOut) to
+ * the caller's writer callback; the streamed writers (pn_chrome.c) put their numbers
+ * and strings into it directly with the same formatting, no cJSON item per value.
  */
 #include "pn_int.h"
 
@@ -17,12 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct JOut {
-    PnWriteFn w;
-    void *user;
-    size_t n;
-    char buf[16384];
-} JOut;
+typedef PnJOut JOut;
 
 static void
 flush(JOut *o)
@@ -30,6 +26,12 @@ flush(JOut *o)
     if (o->n)
         o->w(o->buf, o->n, o->user);
     o->n = 0;
+}
+
+void
+pn_jout_flush(PnJOut *o)
+{
+    flush(o);
 }
 
 static void
@@ -48,6 +50,18 @@ put(JOut *o, const char *s, size_t n)
 
 static void
 puts_(JOut *o, const char *s)
+{
+    put(o, s, strlen(s));
+}
+
+void
+pn_jout_put(PnJOut *o, const char *s, size_t n)
+{
+    put(o, s, n);
+}
+
+void
+pn_jout_puts(PnJOut *o, const char *s)
 {
     put(o, s, strlen(s));
 }
@@ -194,6 +208,90 @@ emit(JOut *o, const cJSON *j, int pretty, int depth)
     }
     default: puts_(o, "null");
     }
+}
+
+void
+pn_jout_str(PnJOut *o, const char *s)
+{
+    put_string(o, s);
+}
+
+void
+pn_jout_json(PnJOut *o, const cJSON *j)
+{
+    emit(o, j, 0, 0);
+}
+
+void
+pn_jout_pretty(PnJOut *o, const cJSON *j, int depth)
+{
+    emit(o, j, 1, depth);
+}
+
+void
+pn_jout_newline(PnJOut *o, int depth)
+{
+    put(o, "\n", 1);
+    indent(o, depth);
+}
+
+/* unsigned decimal, written backwards into a small buffer */
+void
+pn_jout_uint(PnJOut *o, uint64_t v)
+{
+    char b[24], *p = b + sizeof b;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    put(o, p, (size_t)(b + sizeof b - p));
+}
+
+void
+pn_jout_int(PnJOut *o, int64_t v)
+{
+    if (v < 0) {
+        put(o, "-", 1);
+        pn_jout_uint(o, (uint64_t)0 - (uint64_t)v);
+    } else {
+        pn_jout_uint(o, (uint64_t)v);
+    }
+}
+
+void
+pn_jout_double(PnJOut *o, double v)
+{
+    char b[40];
+    if (!isfinite(v)) {
+        put(o, "null", 4);
+        return;
+    }
+    fmt_double(v, b, sizeof b);
+    puts_(o, b);
+}
+
+/* ns / 1000 as pn_jout_double prints it: below 1e15 ns the decimal value (at most 15
+ * significant digits) is the shortest text that reads back as that double, so the
+ * digits come straight from the integer: "12.345", "1.5", "0.0". */
+void
+pn_jout_us(PnJOut *o, uint64_t ns)
+{
+    char b[32];
+    uint64_t whole = ns / 1000, frac = ns % 1000;
+    int n;
+    if (ns >= 1000000000000000ull) {
+        pn_jout_double(o, (double)ns / 1000.0);
+        return;
+    }
+    pn_jout_uint(o, whole);
+    if (!frac) {
+        put(o, ".0", 2);
+        return;
+    }
+    n = snprintf(b, sizeof b, ".%03u", (unsigned)frac);
+    while (b[n - 1] == '0')
+        n--;
+    put(o, b, (size_t)n);
 }
 
 /* Writes 'j' as JSON text (pretty: the nlohmann dump(4) layout) to 'w'. */

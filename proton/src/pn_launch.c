@@ -70,6 +70,22 @@ ctr_ensure(PnTls *t)
     pn_ctr_open(&t->grp);
 }
 
+/* ---- getting threads ready ---------------------------------------------------------- */
+
+volatile uint32_t pn_prepare_epoch = 1;
+
+void
+pn_thread_prepare(void)
+{
+    PnTls *t;
+    if (!PN_LD(&pn_rec_mask) || !(t = pn_tls()))
+        return;
+    pn_tls_maybe_gc(t);
+    ctr_ensure(t);
+    if (PN_LD(&pn_trace_mask))
+        pn_buf_keep_spare(&t->buf);
+}
+
 /* ---- launching thread ----------------------------------------------------------------- */
 
 void

@@ -40,11 +40,14 @@ pn_mask_update(void)
         if (!pn_slots[i].used || !pn_slots[i].active)
             continue;
         rec |= 1u << i;
-        if (i == PN_CAPTURE_SLOT || pn_slots[i].data == PN_DATA_TRACE)
+        /* a timeline only where the output needs one, and none at PROTON_TRACE_LIMIT=0 */
+        if (pn_trace_limit && (i == PN_CAPTURE_SLOT ? pn_capture_timeline : pn_slots[i].data == PN_DATA_TRACE))
             tr |= 1u << i;
         if (i != PN_CAPTURE_SLOT && pn_slots[i].context == PN_CONTEXT_PYTHON)
             py |= 1u << i;
     }
+    if ((rec & ~PN_LD(&pn_rec_mask)) || (tr & ~PN_LD(&pn_trace_mask)))
+        __atomic_add_fetch(&pn_prepare_epoch, 1, __ATOMIC_RELAXED); /* threads get ready again */
     PN_ST(&pn_trace_mask, tr);
     PN_ST(&pn_py_mask, py);
     PN_ST(&pn_rec_mask, rec);
@@ -125,7 +128,7 @@ pn_session_inherit(PnTls *t, int slot, PnTSlot *ts)
     uint32_t fam, bit = 1u << slot, n = 0;
     const PnSlot *ps = &pn_slots[slot];
     PnRec *open = NULL;
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
     if (!ps->used || ps->context != PN_CONTEXT_SHADOW || PN_LD(&pn_slot_ctick[slot]) != ts->ctick)
         goto out;
     fam = family(ps->id);
@@ -146,7 +149,7 @@ pn_session_inherit(PnTls *t, int slot, PnTSlot *ts)
     }
     free(open);
 out:
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
 }
 
 /* ---- writing one consumer ------------------------------------------------------------- */
@@ -317,7 +320,7 @@ pn_session_start(const char *path, int context, int data)
     if (!path)
         path = "proton";
     self = pn_tls(); /* the session's main thread */
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
     for (int i = 1; i < PN_NSLOTS; i++) {
         if (pn_slots[i].used && pn_slots[i].current && strcmp(pn_slots[i].path, path) == 0) {
             pn_slots[i].active = 1;
@@ -348,7 +351,7 @@ pn_session_start(const char *path, int context, int data)
     PN_REL(&pn_slot_ctick[slot], pn_slots[slot].sess_tick);
     pn_mask_update();
 out:
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
     if (id >= 0) {
         pn_counters_setup(); /* probe now rather than inside the first launch */
         pn_arm_exit();
@@ -360,7 +363,7 @@ static int
 set_active(int id, int on)
 {
     int rc = 0, slot;
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
     if (id < 0) {
         for (int i = 1; i < PN_NSLOTS; i++)
             if (pn_slots[i].used && pn_slots[i].current)
@@ -371,7 +374,7 @@ set_active(int id, int on)
         rc = not_initialized(id);
     }
     pn_mask_update();
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
     return rc;
 }
 
@@ -391,7 +394,7 @@ int
 pn_session_finalize(int id, const char *fmt)
 {
     int rc = 0, slot;
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
     if (id < 0) {
         for (int i = 1; i < PN_NSLOTS; i++) {
             int r = pn_slots[i].used ? pn_slot_finalize(i, fmt, 1) : 0;
@@ -401,7 +404,7 @@ pn_session_finalize(int id, const char *fmt)
     } else if ((slot = find_session(id)) >= 0) {
         rc = pn_slot_finalize(slot, fmt, 1);
     }
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
     return rc;
 }
 
@@ -412,13 +415,13 @@ pn_session_depth(int id)
     uint64_t ct = 0;
     PnTls *t;
     PnTSlot *ts;
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
     if ((slot = find_session(id)) >= 0) {
         depth = 0;
         ct = pn_slot_ctick[slot];
         shadow = pn_slots[slot].context == PN_CONTEXT_SHADOW;
     }
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
     /* a thread that has not recorded into the session yet counts the stack it would
      * start from (the main thread's open scopes) */
     if (shadow && ct && (t = pn_tls()) && (ts = pn_tls_slot(t, slot, ct)))
@@ -432,7 +435,7 @@ pn_session_phase_tree(int id, int phase, int msgpack, void (*write)(const char *
 {
     int slot, ps, rc;
     PnTree tr;
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
     if ((slot = find_session(id)) < 0) {
         rc = not_initialized(id);
     } else if (pn_slots[slot].data != PN_DATA_TREE) {
@@ -451,7 +454,7 @@ pn_session_phase_tree(int id, int phase, int msgpack, void (*write)(const char *
         }
         pn_tree_fini(&tr);
     }
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
     return rc;
 }
 
@@ -466,7 +469,7 @@ pn_session_advance_phase(int id)
 {
     int cur, slot = -1, rc;
     PnSlot *c, *n;
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
     if ((cur = find_session(id)) < 0) {
         rc = not_initialized(id);
         goto out;
@@ -496,7 +499,7 @@ pn_session_advance_phase(int id)
     PN_REL(&pn_slot_ctick[slot], pn_clock_unique_tick());
     pn_mask_update();
 out:
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
     return rc;
 }
 
@@ -504,7 +507,7 @@ int
 pn_session_flush(int id)
 {
     int rc = 0;
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
     if (id >= 0 && find_session(id) < 0)
         rc = not_initialized(id);
     for (int i = 1; rc == 0 && i < PN_NSLOTS; i++) {
@@ -514,7 +517,7 @@ pn_session_flush(int id)
             if (pn_slots[j].used && pn_slots[j].id == pn_slots[i].id)
                 pn_slots[j].complete_upto = pn_slots[i].phase;
     }
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
     return rc;
 }
 
@@ -522,9 +525,9 @@ int
 pn_session_phase_complete(int id, int phase)
 {
     int slot, rc;
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
     rc = (slot = find_session(id)) < 0 ? not_initialized(id) : phase < pn_slots[slot].complete_upto;
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
     return rc;
 }
 
@@ -532,7 +535,7 @@ int
 pn_session_clear(int id, int phase, int up_to)
 {
     int rc = 0, freed = 0;
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
     if (find_session(id) < 0) {
         rc = not_initialized(id);
         goto out;
@@ -552,15 +555,49 @@ pn_session_clear(int id, int phase, int up_to)
         pn_tls_collect();
     }
 out:
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
     return rc;
+}
+
+/* In the child after fork(): every session keeps its name and its current phase, with
+ * a new identity (the parent's data is stale for it) and marked inherited; older
+ * phases hold only the parent's data and go. */
+void
+pn_sessions_after_fork(void)
+{
+    for (int i = 1; i < PN_NSLOTS; i++) {
+        if (!pn_slots[i].used)
+            continue;
+        if (!pn_slots[i].current) {
+            slot_free(i);
+            continue;
+        }
+        pn_slots[i].inherited = 1;
+        pn_slots[i].advanced = 0; /* this process's file has one part */
+        pn_slots[i].phase = 0;
+        pn_slots[i].complete_upto = 0;
+        PN_REL(&pn_slot_ctick[i], pn_now() + 1 + (uint64_t)i);
+    }
+    pn_mask_update();
+}
+
+int
+pn_session_has_data(int slot)
+{
+    uint64_t ct = PN_LD(&pn_slot_ctick[slot]);
+    for (PnTls *t = pn_tls_first(); t; t = pn_tls_next(t)) {
+        PnTSlot *s = PN_ACQ(&t->slot[slot]);
+        if (s && s->ctick == ct)
+            return 1;
+    }
+    return 0;
 }
 
 /* Tests: deletes every session and the capture store without writing. */
 void
 pn_sessions_drop_all(void)
 {
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
     for (int i = 0; i < PN_NSLOTS; i++) {
         free(pn_slots[i].path);
         memset(&pn_slots[i], 0, sizeof pn_slots[i]);
@@ -569,5 +606,5 @@ pn_sessions_drop_all(void)
     pn_mask_update();
     __atomic_add_fetch(&pn_gc_epoch, 1, __ATOMIC_RELAXED);
     pn_tls_collect();
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
 }

@@ -71,11 +71,11 @@ gc_locked(PnTls *t)
 void
 pn_tls_gc(PnTls *t)
 {
-    if (pthread_mutex_trylock(&pn_mu) != 0)
+    if (pn_trylock() != 0)
         return;
     t->gc_epoch = pn_gc_epoch;
     gc_locked(t);
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
 }
 
 static void
@@ -134,10 +134,10 @@ retire(void *p)
 {
     PnTls *t = p;
     pn_ctr_close(&t->grp);
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
     t->retired = 1;
     pn_buf_return_budget(&t->buf);
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
     pn_tls_cur = NULL;
 }
 
@@ -156,8 +156,11 @@ fork_parent(void)
 }
 
 /* The child has only the forking thread, and inherited counter fds count the parent.
- * Its capture store starts empty, so a child that exits through atexit writes only
- * what it recorded itself (and nothing when it recorded nothing). Sessions are kept. */
+ * It starts empty: the capture store and every session get a new identity (the
+ * parent's data is stale and freed), so what the child writes is what it recorded,
+ * and only if it recorded something. Its outputs get their own names
+ * (pn_fork_child: <name>.<pid>, pn_output.c); the exit thread is started again when
+ * it first records (pn_arm_exit). */
 static void
 fork_child(void)
 {
@@ -171,7 +174,11 @@ fork_child(void)
     if (pn_slots[PN_CAPTURE_SLOT].used)
         PN_REL(&pn_slot_ctick[PN_CAPTURE_SLOT], pn_now() + 1);
     PN_ST(&pn_capture_dirty, 0);
+    pn_sessions_after_fork();
+    if (pn_active_flag || pn_slots[PN_CAPTURE_SLOT].used)
+        pn_fork_child = 1;
     __atomic_add_fetch(&pn_gc_epoch, 1, __ATOMIC_RELAXED);
+    pn_exit_after_fork();
     pthread_mutex_unlock(&reg_mu);
     pthread_mutex_unlock(&pn_mu);
 }
@@ -181,6 +188,12 @@ make_key(void)
 {
     pthread_key_create(&tls_key, retire);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+void
+pn_tls_init_once(void)
+{
+    pthread_once(&tls_once, make_key);
 }
 
 /* Creates and registers the calling thread's state. NULL when out of memory (the
@@ -229,6 +242,7 @@ pn_tls_slot(PnTls *t, int slot, uint64_t ctick)
     s = pn_tslot_create(ctick);
     if (s && slot != PN_CAPTURE_SLOT)
         pn_session_inherit(t, slot, s); /* the stack it starts from (upstream §1.4) */
+    pn_arm_exit(); /* a forked child recording for the first time needs its exit thread */
     PN_REL(&t->slot[slot], s);
     return s;
 }
@@ -290,7 +304,7 @@ pn_tls_reset_self(void)
     PnTls *t = pn_tls_cur;
     if (!t)
         return;
-    pthread_mutex_lock(&pn_mu);
+    pn_lock();
     gc_locked(t);
     pn_buf_free(&t->buf);
     memset(t->drop, 0, sizeof t->drop);
@@ -299,7 +313,7 @@ pn_tls_reset_self(void)
     t->hover = 0;
     t->pypend = 0;
     t->gc_epoch = pn_gc_epoch;
-    pthread_mutex_unlock(&pn_mu);
+    pn_unlock();
     pn_ctr_close(&t->grp);
 }
 

@@ -217,6 +217,25 @@ session_start(PyObject *self, PyObject *args)
 ID_FN(session_activate, pn_session_activate(id))
 ID_FN(session_deactivate, pn_session_deactivate(id))
 
+/* An OSError for an output that could not be written (errno, strerror, the path), the
+ * upstream ValueError for a wrong format or session. */
+static PyObject *
+finalize_error(int rc)
+{
+    const char *path = pn_last_error_path();
+    if (rc != -EINVAL && path[0]) {
+        PyObject *fn = PyUnicode_DecodeFSDefault(path);
+        PyObject *e = fn ? PyObject_CallFunction(PyExc_OSError, "isO", -rc, strerror(-rc), fn) : NULL;
+        if (e) { /* OSError(errno, ...) picks the subclass: FileNotFoundError, PermissionError */
+            PyErr_SetObject((PyObject *)Py_TYPE(e), e);
+            Py_DECREF(e);
+        }
+        Py_XDECREF(fn);
+        return NULL;
+    }
+    return rc_or_raise(rc, PyExc_ValueError);
+}
+
 static PyObject *
 session_finalize(PyObject *self, PyObject *args)
 {
@@ -228,7 +247,7 @@ session_finalize(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     rc = pn_session_finalize(id, fmt);
     Py_END_ALLOW_THREADS
-    return rc_or_raise(rc, PyExc_ValueError);
+    return rc < 0 ? finalize_error(rc) : PyLong_FromLong(rc);
 }
 
 static PyObject *
@@ -482,6 +501,28 @@ capture_dump(PyObject *self, PyObject *args)
 }
 
 static PyObject *
+output_taken(PyObject *self, PyObject *args)
+{
+    const char *v = pn_output_taken();
+    if (!v)
+        Py_RETURN_NONE;
+    return PyUnicode_DecodeFSDefault(v);
+}
+
+static PyObject *
+capture_active(PyObject *self, PyObject *args)
+{
+    return PyBool_FromLong(pn_capture_active());
+}
+
+static PyObject *
+capture_keep_timeline(PyObject *self, PyObject *args)
+{
+    pn_capture_keep_timeline();
+    Py_RETURN_NONE;
+}
+
+static PyObject *
 capture_results(PyObject *self, PyObject *args)
 {
     Sink k = {0};
@@ -577,6 +618,9 @@ static PyMethodDef methods[] = {
     {"pn_capture_enable", capture_enable, METH_VARARGS, NULL},
     {"pn_capture_dump", capture_dump, METH_VARARGS, NULL},
     {"pn_capture_results", capture_results, METH_NOARGS, NULL},
+    {"pn_capture_keep_timeline", capture_keep_timeline, METH_NOARGS, NULL},
+    {"pn_capture_active", capture_active, METH_NOARGS, NULL},
+    {"pn_output_taken", output_taken, METH_NOARGS, NULL},
     {"pn_flush_all", flush_all, METH_NOARGS, NULL},
     {"pn_flush_at_exit", flush_at_exit, METH_NOARGS, NULL},
     {"pn_counters", counters, METH_NOARGS, NULL},

@@ -17,13 +17,48 @@ _reg()
 del _reg
 
 
+class _MpAnchor:
+    """Kept alive for multiprocessing.util.register_after_fork (a weak reference)."""
+
+
+_mp_anchor = _MpAnchor()
+
+
 def _register_proton_exit():
     # An uncaught KeyboardInterrupt ends Python by re-raising SIGINT after
     # finalisation, which skips C atexit handlers: write Proton's pending output
     # (captured kernels, open sessions) from the Python exit hooks instead.
+    # multiprocessing children (fork, forkserver) leave through os._exit, which runs
+    # no exit hook at all: their output is written by multiprocessing's own exit
+    # function (util._exit_function, run when the child's target returns), through a
+    # finalizer. A child clears the finalizers it inherits or registered while its
+    # target was unpickled, then runs the after-fork hooks: the finalizer is registered
+    # from one of those.
     import atexit
+    import os
+    import sys
     from ._C import tritium
     atexit.register(tritium.pn_flush_at_exit)
+
+    def finalizer(_anchor=None):
+        util = sys.modules.get("multiprocessing.util")
+        if util is not None:
+            util.Finalize(None, tritium.pn_flush_at_exit, exitpriority=-100)
+
+    def hook():
+        util = sys.modules.get("multiprocessing.util")
+        if util is not None and not getattr(_mp_anchor, "pid", None) == os.getpid():
+            _mp_anchor.pid = os.getpid()
+            util.register_after_fork(_mp_anchor, finalizer)
+            finalizer()
+
+    hook()
+    os.register_at_fork(after_in_child=hook)
+    # descendants must not write this process's capture output: keep the name C put in
+    # the environment also in os.environ (a child started with env=os.environ.copy())
+    taken = tritium.pn_output_taken()
+    if taken:
+        os.environ["PROTON_OUTPUT_TAKEN"] = taken
 
 
 _register_proton_exit()

@@ -104,6 +104,32 @@ worker(void *data)
         run_share(j, (int)t, lo, hi);
 }
 
+/* GOMP_parallel body: gets one team thread ready to record (pn_thread_prepare). */
+static void
+prepare_worker(void *data)
+{
+    (void)data;
+    pn_thread_prepare();
+}
+
+/* The team threads' state, counters and first timeline chunk are set up once per
+ * pn_prepare_epoch in an empty region before the first recorded launch, so that the
+ * launch's window does not include them. */
+static void
+prepare_team(int nthreads)
+{
+    static _Atomic uint32_t epoch;
+    static _Atomic int team;
+    uint32_t e = pn_prepare_epoch;
+
+    if (RT_LIKELY(atomic_load_explicit(&epoch, memory_order_relaxed) == e &&
+                  atomic_load_explicit(&team, memory_order_relaxed) >= nthreads))
+        return;
+    rt_omp.parallel(prepare_worker, NULL, (unsigned)nthreads, 0);
+    atomic_store_explicit(&team, nthreads, memory_order_relaxed);
+    atomic_store_explicit(&epoch, e, memory_order_relaxed);
+}
+
 /* Runs the grid on 'nthreads' threads (1: inline), recording it when Proton is on. */
 static void
 run_grid(Job *j, int nthreads, uint32_t site)
@@ -111,6 +137,8 @@ run_grid(Job *j, int nthreads, uint32_t site)
     PnLaunch l;
 
     if (pn_active()) {
+        if (nthreads > 1)
+            prepare_team(nthreads);
         j->pn = &l;
         pn_launch_begin(&l, site, j->g, nthreads);
         j->programs = pn_launch_wants_programs(&l);

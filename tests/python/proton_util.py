@@ -39,7 +39,8 @@ PROTON_CLI = os.path.join(REPO, "build", "bin", "proton-cli")
 # Variables that change what Proton does; cleared in every child unless a test sets them.
 PROTON_VARS = ("PROTON_KERNEL_CAPTURE", "PROTON_OUTPUT", "PROTON_VERBOSE", "PROTON_EVENTS", "PROTON_TRACE_LIMIT",
                "PROTON_CLOCK", "TRITON_DISABLE_PROTON", "TRITON_PROTON_DISABLE", "RANK", "OMPI_COMM_WORLD_RANK",
-               "PMI_RANK", "TRITON_ALWAYS_COMPILE", "SPINE_TRITON_DUMP_PATH", "TRITIUM_DEBUG")
+               "PMI_RANK", "TRITON_ALWAYS_COMPILE", "SPINE_TRITON_DUMP_PATH", "TRITIUM_DEBUG", "PROTON_OUTPUT_TAKEN",
+               "PROTON_TEST_WRITE_STALL_MS")
 
 N = 1000          # elements per tensor
 BLOCK_ADD = 256   # add_kernel: grid (4,)  -> 4 programs

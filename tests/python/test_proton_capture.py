@@ -166,13 +166,34 @@ def test_trace_limit_drops_are_exact(tmp_path):
 
 
 def test_trace_limit_keeps_tree_exact(tmp_path):
+    # the table needs no timeline: nothing is kept, so nothing is dropped or reported
     p = pu.check_ok(pu.run_child(WORK, tmp_path, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_TRACE_LIMIT": "3"}))
     t = pu.parse_console(p.stderr)
     assert {k: v["count"] for k, v in t["rows"].items()} == {ADD_ROW: A, SCALE_ROW: S}
+    assert "ropped" not in p.stderr
+    # PROTON_VERBOSE lists launches from the timeline: then the limit applies and says so
+    p = pu.check_ok(pu.run_child(WORK, tmp_path, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_TRACE_LIMIT": "3",
+                                                   "PROTON_VERBOSE": "1"}))
     m = re.search(r"^Dropped timeline events: (\d+) \(PROTON_TRACE_LIMIT=3; the table is exact\)$", p.stderr, re.M)
     assert m, p.stderr
     recorded = (A + S) + (A * 4 + S * 8)
     assert recorded - 2 * 3 <= int(m.group(1)) <= recorded  # at most 3 kept in each of the two pools
+
+
+def test_timeline_only_when_the_output_needs_it(tmp_path):
+    """A .hatchet needs no timeline: no drop line whatever the limit (issue 14); at
+    PROTON_TRACE_LIMIT=0 a trace has no events and no drop line either."""
+    p = pu.check_ok(pu.run_child(WORK, tmp_path, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_OUTPUT": "t.hatchet",
+                                                   "PROTON_TRACE_LIMIT": "2"}))
+    assert "dropped" not in p.stderr
+    assert pu.kernel_counts(pu.load_json(tmp_path / "t.hatchet")) == {("ROOT", "add_kernel"): A,
+                                                                     ("ROOT", "scale_kernel"): S}
+    p = pu.check_ok(pu.run_child(WORK, tmp_path, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_OUTPUT": "t0.json",
+                                                   "PROTON_TRACE_LIMIT": "0"}))
+    assert "dropped" not in p.stderr
+    tr = pu.load_json(tmp_path / "t0.json")
+    assert pu.validate_trace(tr) == []
+    assert pu.kernel_events(tr) == [] and tr["otherData"]["dropped_events"] == 0
 
 
 # ---- output names ---------------------------------------------------------------------------
@@ -307,6 +328,50 @@ def test_uncaught_exception_leaves_valid_file(tmp_path, out):
         assert (len(pu.kernel_events(tr, "add_kernel")), len(pu.kernel_events(tr, "scale_kernel"))) == (A, S)
 
 
+# ---- errors and host scopes under capture (issue 14) --------------------------------------
+
+def test_unwritable_output_is_reported_once(tmp_path):
+    p = pu.run_child(WORK, tmp_path, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_OUTPUT": "no/such/dir/cap.json"})
+    assert p.returncode == 0, pu.describe(p)
+    lines = [ln for ln in p.stderr.splitlines() if ln.startswith("proton:") and "cap.json" in ln]
+    assert lines == ["proton: cannot write no/such/dir/cap.json: No such file or directory"], p.stderr
+    assert pu.child_files(tmp_path) == []
+
+
+def test_finalize_raises_oserror_with_the_path(tmp_path):
+    p = pu.check_ok(pu.run_child(
+        "import triton.profiler as proton\n"
+        "proton.start('no/such/dir/sess', backend='cpu')\n" + WORK +
+        "try:\n    proton.finalize()\nexcept OSError as e:\n"
+        "    print(type(e).__name__, e.errno, e.filename)\n", tmp_path, {}))
+    assert p.stdout.splitlines()[-1] == "FileNotFoundError 2 no/such/dir/sess.hatchet", pu.describe(p)
+    assert "cannot write" not in p.stderr  # the exception is the one message
+    assert pu.child_files(tmp_path) == []
+
+
+def test_host_scopes_recorded_under_capture_alone(tmp_path):
+    code = ("import triton.profiler as proton\n"
+            "with proton.scope('outer'):\n"
+            "    with proton.cpu_timed_scope('inner'):\n"
+            "        workload(a=%d, s=%d)\n"
+            "proton.enter_scope('manual')\nlaunch_add(Bufs(), 1)\nproton.exit_scope('manual')\n" % (A, S))
+    pu.check_ok(pu.run_child(code, tmp_path, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_OUTPUT": "sc.hatchet"}))
+    db = pu.load_json(tmp_path / "sc.hatchet")
+    assert pu.kernel_counts(db) == {("ROOT", "outer", "inner", "add_kernel"): A,
+                                    ("ROOT", "outer", "inner", "scale_kernel"): S,
+                                    ("ROOT", "manual", "add_kernel"): 1}
+    assert pu.tree_paths(db)[("ROOT", "outer", "inner")]["cpu_time (ns)"] > 0
+    # the spine-triton profiler.stop() stops them too
+    code = ("import triton.profiler as proton\n"
+            "from triton.backends.spine_triton.proton import profiler\n"
+            "profiler.stop()\n"
+            "with proton.scope('off'):\n    launch_add(Bufs(), 1)\n"
+            "profiler.start()\n"
+            "with proton.scope('on'):\n    launch_add(Bufs(), 1)\n")
+    pu.check_ok(pu.run_child(code, tmp_path, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_OUTPUT": "sc2.hatchet"}))
+    assert pu.kernel_counts(pu.load_json(tmp_path / "sc2.hatchet")) == {("ROOT", "on", "add_kernel"): 1}
+
+
 # ---- 8 threads ------------------------------------------------------------------------------
 
 THREADS = """
@@ -378,7 +443,9 @@ def test_eight_threads_lose_nothing(tmp_path, own):
 def test_default_counters_without_pmu(tmp_path):
     if not _software_counters():
         pytest.skip("this machine has a hardware PMU: the software-event fallback is not used")
-    p = pu.check_ok(pu.run_child(WORK + "from triton.backends.spine_triton.proton import profiler\n"
+    # profiler.start(): the dump format is chosen later, so the store keeps its timeline
+    p = pu.check_ok(pu.run_child("from triton.backends.spine_triton.proton import profiler\n"
+                                 "profiler.start()\n" + WORK +
                                  "profiler.dump('cap.hatchet')\nprofiler.dump('cap.json')\nworkload()\n",
                                  tmp_path, {"PROTON_KERNEL_CAPTURE": "1"}))
     notices = [ln for ln in p.stderr.splitlines() if ln.startswith("proton:") and "counting" in ln]

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -363,12 +364,17 @@ test_path_separator_is_unambiguous(void **state)
     assert_string_not_equal(cli_heat_color(0, 0, 1), "\033[2m");
 }
 
-/* Merges two texts; NULL with e set on failure. */
+/* Merges two texts and parses the result; NULL with e set on failure. */
 static cJSON *
 merge_two(const char *a, const char *b, int hatchet, CliErr *e)
 {
     CliMergeIn in[2] = {{"x/a.json", a, strlen(a)}, {"y/b.json", b, strlen(b)}};
-    return cli_merge_mem(in, 2, hatchet, e);
+    CliBuf out = {0};
+    cJSON *j = NULL;
+    if (cli_merge_write(in, 2, hatchet, cli_buf_write, &out, e) == 0)
+        j = cli_json_parse(out.s, out.n, e);
+    cli_buf_fini(&out);
+    return j;
 }
 
 static void
@@ -390,8 +396,8 @@ test_merge_traces(void **state)
     m = merge_two(c, b, 0, &e);
     assert_non_null(m);
     char *s = cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "otherData"), "merged_from"));
-    assert_string_equal(s, "[{\"file\":\"a.json\",\"shift_us\":0,\"pids\":[1,2]},"
-                           "{\"file\":\"b.json\",\"shift_us\":0,\"pids\":[3]}]");
+    assert_string_equal(s, "[{\"file\":\"a.json\",\"shift_us\":0,\"pids\":[1,2],\"otherData\":{}},"
+                           "{\"file\":\"b.json\",\"shift_us\":0,\"pids\":[3],\"otherData\":{}}]");
     free(s);
     cJSON_Delete(m);
     /* bad inputs are errors, not silently dropped fields */
@@ -411,6 +417,49 @@ test_merge_traces(void **state)
     assert_non_null(p);
     assert_float_equal(value_at(p, "ipc", "ROOT/b.json/k", NULL), 2.0, 1e-12);
     cli_profile_destroy(p);
+    cJSON_Delete(m);
+}
+
+
+/* merge keeps each input's otherData and says what they have in common: one clock,
+ * mixed counter sources, the union of the events, the sum of the drops (issue 14) */
+static void
+test_merge_keeps_other_data(void **state)
+{
+    (void)state;
+    CliErr e;
+    const char *a = "{\"otherData\": {\"tool\": \"tritium-proton\", \"pid\": 5, \"clock_source\": \"tsc\","
+                    " \"counter_source\": \"software\", \"events\": [\"task-clock (ns)\", \"page-faults\"],"
+                    " \"dropped_events\": 7, \"cpu_model\": \"EPYC\", \"num_cores\": 2}, \"traceEvents\": ["
+                    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 5, \"ts\": 1, \"dur\": 1}]}";
+    const char *b = "{\"otherData\": {\"pid\": 6, \"clock_source\": \"tsc\", \"counter_source\": \"hardware\","
+                    " \"events\": [\"cycles\", \"page-faults\"], \"dropped_events\": 5, \"cpu_model\": \"EPYC\","
+                    " \"num_cores\": 8}, \"traceEvents\": ["
+                    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 6, \"ts\": 1, \"dur\": 1}]}";
+    cJSON *m = merge_two(a, b, 0, &e);
+    assert_non_null(m);
+    cJSON *od = cJSON_GetObjectItem(m, "otherData");
+    assert_string_equal(cJSON_GetObjectItem(od, "clock_source")->valuestring, "tsc");
+    assert_string_equal(cJSON_GetObjectItem(od, "counter_source")->valuestring, "mixed (software, hardware)");
+    assert_string_equal(cJSON_GetObjectItem(od, "cpu_model")->valuestring, "EPYC");
+    assert_int_equal(cJSON_GetObjectItem(od, "dropped_events")->valueint, 12);
+    assert_int_equal(cJSON_GetObjectItem(od, "num_cores")->valueint, 8);
+    char *ev = cJSON_PrintUnformatted(cJSON_GetObjectItem(od, "events"));
+    assert_string_equal(ev, "[\"task-clock (ns)\",\"page-faults\",\"cycles\"]");
+    free(ev);
+    cJSON *from = cJSON_GetObjectItem(od, "merged_from");
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(from, 0), "otherData"), "pid")->valueint, 5);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(from, 1), "otherData"),
+                                            "counter_source")->valuestring, "hardware");
+    /* and the merged file reads back with them: what html's header shows */
+    char *text = cJSON_PrintUnformatted(m);
+    CliProfile *p = cli_profile_load_mem(text, strlen(text), "merged", &e);
+    assert_non_null(p);
+    assert_string_equal(p->clock_source, "tsc");
+    assert_string_equal(p->counter_source, "mixed (software, hardware)");
+    assert_int_equal(p->dropped_events, 12);
+    cli_profile_destroy(p);
+    free(text);
     cJSON_Delete(m);
 }
 
@@ -628,6 +677,155 @@ test_merge_hatchets(void **state)
     cJSON_Delete(in[1]);
 }
 
+
+/* ---- streamed traces (issue 14) ---- */
+
+/* A trace of n kernel launches on 2 threads, one in-kernel scope under every launch
+ * and a counter sample per launch, pretty-printed one field a line so that it spans
+ * many lines and windows; written to a temporary file. Caller frees the path. */
+static char *
+write_big_trace(int n, size_t *bytes)
+{
+    char *path = strdup("/tmp/test_cli_big_XXXXXX");
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "{\n \"baseTimeNanoseconds\": 17,\n \"otherData\": {\"clock_source\": \"tsc\"},\n"
+               " \"traceEvents\": [\n");
+    for (int i = 0; i < n; i++)
+        fprintf(f, "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"pid\": 7,\n"
+                   "   \"tid\": 0, \"ts\": %d.5, \"dur\": 10,\n"
+                   "   \"args\": {\"programs\": 2, \"counters\": {\"cycles\": 3}, \"note\": \"\\\"q\\\\\"}},\n"
+                   "  {\"ph\": \"X\", \"cat\": \"scope\", \"name\": \"load\", \"pid\": 7, \"tid\": 1,\n"
+                   "   \"ts\": %d.75, \"dur\": 2, \"args\": {\"kernel\": \"k%d\"}},\n"
+                   "  {\"ph\": \"C\", \"name\": \"cycles\", \"pid\": 7, \"tid\": 0, \"ts\": %d.5,"
+                   " \"args\": {\"value\": 3}},\n",
+                i % 3, i * 20, i * 20, i % 3, i * 20);
+    fprintf(f, "  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 7, \"tid\": 1, \"args\": {\"name\": \"w\"}}\n ]\n}\n");
+    *bytes = (size_t)ftell(f);
+    fclose(f);
+    return path;
+}
+
+/* A file read through the sliding window gives the tree the whole-document reader
+ * gives, with every launch, scope and counter. */
+static void
+test_stream_matches_whole_document(void **state)
+{
+    (void)state;
+    size_t bytes;
+    int n = 30000;
+    char *path = write_big_trace(n, &bytes);
+    assert_true(bytes > 4u << 20); /* several 1 MiB windows */
+    CliErr e = {{0}};
+    CliProfile *p = cli_profile_load_opts(path, 0, &e);
+    if (!p)
+        print_error("%s\n", e.msg);
+    assert_non_null(p);
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(cli_file_read(path, &text, &len, &e), 0);
+    cJSON *j = cli_json_parse(text, len, &e);
+    assert_non_null(j);
+    CliProfile *q = cli_profile_from_json(j, path, &e);
+    assert_non_null(q);
+    int count = cli_profile_metric_find(p, "count"), cyc = cli_profile_metric_find(p, "cycles");
+    int qcount = cli_profile_metric_find(q, "count");
+    double total = 0;
+    for (int k = 0; k < 3; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "ROOT/k%d", k);
+        CliNode *a = find(p, name), *b = find(q, name);
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_true(cli_node_val(a, count)->num == cli_node_val(b, qcount)->num);
+        total += cli_node_val(a, count)->num;
+        assert_true(cli_node_val(a, cyc)->num == 3 * cli_node_val(a, count)->num);
+        snprintf(name, sizeof name, "ROOT/k%d/load", k);
+        assert_non_null(find(p, name));
+        assert_true(cli_node_val(find(p, name), count)->num == cli_node_val(a, count)->num);
+    }
+    assert_true(total == n);
+    assert_int_equal(p->nspans, 0); /* no timeline asked for */
+    assert_string_equal(p->clock_source, "tsc");
+    assert_true(p->has_base && p->base_ns == 17);
+    cli_profile_destroy(p);
+    cli_profile_destroy(q);
+    cJSON_Delete(j);
+    free(text);
+    unlink(path);
+    free(path);
+}
+
+/* Errors past the first window name the same line and column cJSON gives for the whole
+ * text; a file cut in the middle says where it ends. */
+static void
+test_stream_error_positions(void **state)
+{
+    (void)state;
+    size_t bytes;
+    char *path = write_big_trace(20000, &bytes);
+    char *text = NULL;
+    size_t len = 0;
+    CliErr e = {{0}}, w = {{0}};
+    assert_int_equal(cli_file_read(path, &text, &len, &e), 0);
+    /* a syntax error far into the file: "dur": 10 -> "dur": 1x */
+    char *at = strstr(text + len / 2, "\"dur\": 10");
+    at[8] = 'x';
+    FILE *f = fopen(path, "w");
+    fwrite(text, 1, len, f);
+    fclose(f);
+    assert_null(cli_profile_load_opts(path, 0, &e));
+    assert_null(cli_json_parse(text, len, &w));
+    char want[600];
+    snprintf(want, sizeof want, "%s: %s", path, w.msg);
+    assert_string_equal(e.msg, want);
+    assert_non_null(strstr(e.msg, ", column "));
+    /* cut in the middle of an event */
+    at[8] = '0';
+    f = fopen(path, "w");
+    fwrite(text, 1, len / 2 + 7, f);
+    fclose(f);
+    assert_null(cli_profile_load_opts(path, 0, &e));
+    assert_null(cli_json_parse(text, len / 2 + 7, &w));
+    snprintf(want, sizeof want, "%s: %s", path, w.msg);
+    assert_string_equal(e.msg, want);
+    unlink(path);
+    free(path);
+    free(text);
+}
+
+/* Past CLI_SPANS_KEEP slices the timeline keeps the longest, spread over the file, and
+ * counts them all. */
+static void
+test_stream_timeline_is_decimated(void **state)
+{
+    (void)state;
+    int n = CLI_SPANS_KEEP + 50000;
+    CliBuf b = {0};
+    cli_buf_puts(&b, "[");
+    for (int i = 0; i < n; i++)
+        cli_buf_printf(&b, "%s{\"ph\":\"X\",\"cat\":\"program\",\"name\":\"p\",\"tid\":%d,\"ts\":%d,\"dur\":%d}",
+                       i ? "," : "", i % 2, i * 10, i == 12345 ? 9 : 1);
+    cli_buf_puts(&b, "]");
+    CliErr e = {{0}};
+    CliProfile *p = cli_profile_load_mem(b.s, b.n, "t", &e);
+    assert_non_null(p);
+    assert_int_equal(p->nspans, CLI_SPANS_KEEP);
+    assert_int_equal(p->spans_total, n);
+    int long_one = 0, late = 0;
+    for (int i = 0; i < p->nspans; i++) {
+        long_one += p->spans[i].dur == 9;
+        late += p->spans[i].ts >= n * 10 / 2;
+    }
+    assert_int_equal(long_one, 1);
+    assert_true(late > CLI_SPANS_KEEP / 3 && late < 2 * CLI_SPANS_KEEP / 3); /* spread out */
+    for (int i = 1; i < p->nspans; i++) /* (thread, start) order */
+        assert_true(p->spans[i - 1].thread < p->spans[i].thread ||
+                    (p->spans[i - 1].thread == p->spans[i].thread && p->spans[i - 1].ts <= p->spans[i].ts));
+    cli_profile_destroy(p);
+    cli_buf_fini(&b);
+}
+
 int
 main(void)
 {
@@ -644,6 +842,7 @@ main(void)
         cmocka_unit_test(test_trace_counters_ipc),
         cmocka_unit_test(test_path_separator_is_unambiguous),
         cmocka_unit_test(test_merge_traces),
+        cmocka_unit_test(test_merge_keeps_other_data),
         cmocka_unit_test(test_diff_missing_is_not_a_change),
         cmocka_unit_test(test_metric_parse),
         cmocka_unit_test(test_regex_is_anchored_like_re_match),
@@ -654,6 +853,9 @@ main(void)
         cmocka_unit_test(test_html_page_is_self_contained),
         cmocka_unit_test(test_hatchet_print_layout),
         cmocka_unit_test(test_merge_hatchets),
+        cmocka_unit_test(test_stream_matches_whole_document),
+        cmocka_unit_test(test_stream_error_positions),
+        cmocka_unit_test(test_stream_timeline_is_decimated),
     };
     return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
 }

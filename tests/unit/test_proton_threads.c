@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 
 static int
 setup(void **state)
@@ -346,6 +347,82 @@ test_drop_threads(void **state)
     unsetenv("PROTON_TRACE_LIMIT");
 }
 
+
+/* thread i records 40 * (i + 1) one-program launches, then waits until every thread is
+ * done (so no thread exits and gives its budget back early) */
+static pthread_barrier_t share_done;
+
+static void *
+share_worker(void *arg)
+{
+    uintptr_t a = (uintptr_t)arg;
+    uint32_t k = (uint32_t)(a & 0xffffffffu);
+    int n = 40 * (int)(a >> 32);
+    for (int i = 0; i < n; i++)
+        launch(k, 1);
+    pthread_barrier_wait(&share_done);
+    return NULL;
+}
+
+/* 8 threads, limit 1000, 1440 launches: the budget is one pool, so exactly 1000
+ * launches and 1000 programs are kept (budget a thread took but did not use goes to
+ * the threads that need it) */
+static void
+test_drop_budget_shared(void **state)
+{
+    uint32_t k = pt_kernel("share", 0, NULL);
+    pthread_t th[8];
+    int id;
+    cJSON *j;
+    (void)state;
+    setenv("PROTON_TRACE_LIMIT", "1000", 1);
+    pn_test_reset();
+    pn_clock_force(PN_CLK_GETTIME);
+    pthread_barrier_init(&share_done, NULL, 8);
+    id = pn_session_start(pt_path("drops_share"), PN_CONTEXT_SHADOW, PN_DATA_TRACE);
+    for (int i = 0; i < 8; i++)
+        pthread_create(&th[i], NULL, share_worker, (void *)(((uintptr_t)(i + 1) << 32) | k));
+    for (int i = 0; i < 8; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&share_done);
+    assert_int_equal(pn_session_finalize(id, ""), 0);
+    j = pt_parse_file(pt_path("drops_share.chrome_trace"));
+    assert_int_equal(count_cat(j, "kernel"), 1000);
+    assert_int_equal(count_cat(j, "program"), 1000);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "otherData"), "dropped_events")->valueint,
+                     2 * (1440 - 1000));
+    cJSON_Delete(j);
+    unsetenv("PROTON_TRACE_LIMIT");
+}
+
+
+static void *
+prepare_worker(void *arg)
+{
+    int *ok = arg;
+    pn_thread_prepare();
+    ok[0] = pn_tls_cur && pn_tls_cur->grp.state != 0 && pn_tls_cur->buf.spare != NULL;
+    return NULL;
+}
+
+/* pn_thread_prepare: a worker's state, counter group and first timeline chunk exist
+ * before its first launch; a session start asks for it again (pn_prepare_epoch) */
+static void
+test_thread_prepare(void **state)
+{
+    uint32_t e0 = pn_prepare_epoch;
+    int ok[1] = { 0 };
+    pthread_t th;
+    int id;
+    (void)state;
+    id = pn_session_start(pt_path("prep"), PN_CONTEXT_SHADOW, PN_DATA_TRACE);
+    assert_true(pn_prepare_epoch != e0);
+    pthread_create(&th, NULL, prepare_worker, ok);
+    pthread_join(th, NULL);
+    assert_true(ok[0]);
+    assert_int_equal(pn_session_finalize(id, ""), 0);
+}
+
 /* ---- exit paths, in fresh processes ---------------------------------------------------- */
 
 static char self_exe[1024];
@@ -453,6 +530,52 @@ test_exit_writes(void **state)
         assert_non_null(strstr(err, "== Proton: 1 kernels, 3 launches"));
         assert_non_null(strstr(err, "exit_k[2,1,1]"));
         free(err);
+    }
+}
+
+/* SIGINT and SIGTERM while the exit-time write is in progress (held open by
+ * PROTON_TEST_WRITE_STALL_MS, sent once the temporary file exists): the write
+ * finishes, no temporary file is left, and the process still dies by the signal */
+static void
+test_signal_during_exit_write(void **state)
+{
+    static const int sigs[] = { SIGINT, SIGTERM };
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        const char *out = pt_path(k ? "stall_term.json" : "stall_int.json");
+        const char *env[] = { "PROTON_KERNEL_CAPTURE", "1", "PROTON_OUTPUT", out,
+                              "PROTON_TEST_WRITE_STALL_MS", "2500", NULL };
+        char tmp[800];
+        pid_t pid;
+        int st, seen = 0;
+        cJSON *j;
+        unlink(out);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            for (int i = 0; env[i]; i += 2)
+                setenv(env[i], env[i + 1], 1);
+            unsetenv("PROTON_EVENTS");
+            execl(self_exe, self_exe, "child-exit", (char *)NULL);
+            _exit(127);
+        }
+        snprintf(tmp, sizeof tmp, "%s.tmp.%d.1", out, (int)pid);
+        for (int i = 0; i < 3000 && !seen; i++) {
+            struct timespec t = { 0, 5000000 };
+            seen = access(tmp, F_OK) == 0;
+            if (!seen)
+                nanosleep(&t, NULL);
+        }
+        assert_true(seen);
+        kill(pid, sigs[k]);
+        waitpid(pid, &st, 0);
+        assert_true(WIFSIGNALED(st));
+        assert_int_equal(WTERMSIG(st), sigs[k]);
+        assert_int_equal(access(tmp, F_OK), -1);
+        j = pt_parse_file(out);
+        assert_non_null(j);
+        assert_int_equal(count_cat(j, "kernel"), 3);
+        cJSON_Delete(j);
     }
 }
 
@@ -579,8 +702,11 @@ main(int argc, char **argv)
         cmocka_unit_test_setup(test_open_scopes_other_threads, setup),
         cmocka_unit_test_setup(test_drop_exact, setup),
         cmocka_unit_test_setup(test_drop_threads, setup),
+        cmocka_unit_test_setup(test_drop_budget_shared, setup),
+        cmocka_unit_test_setup(test_thread_prepare, setup),
         cmocka_unit_test_setup(test_sigterm_writes, setup),
         cmocka_unit_test_setup(test_exit_writes, setup),
+        cmocka_unit_test_setup(test_signal_during_exit_write, setup),
         cmocka_unit_test_setup(test_sigint_left_alone, setup),
         cmocka_unit_test_setup(test_quiet_when_off, setup),
         cmocka_unit_test_setup(test_fork_child_capture, setup),

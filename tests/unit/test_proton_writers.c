@@ -407,6 +407,43 @@ test_capture_formats(void **state)
     pn_capture_enable(0);
 }
 
+
+/* the capture store keeps a timeline only when its output needs one: not for a
+ * .hatchet or a console table (nothing recorded, nothing dropped), yes for a Chrome
+ * trace, and never at PROTON_TRACE_LIMIT=0 (issue 14) */
+static void
+test_capture_timeline_only_when_needed(void **state)
+{
+    static const struct {
+        const char *out, *limit;
+        int timeline;
+    } cases[] = { { "tl.hatchet", NULL, 0 }, { "tl.txt", NULL, 0 }, { "tl.json", NULL, 1 },
+                  { "tl0.json", "0", 0 }, { "tl1.hatchet", "1", 0 } };
+    (void)state;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        uint32_t k;
+        setenv("PROTON_KERNEL_CAPTURE", "1", 1);
+        setenv("PROTON_OUTPUT", pt_path(cases[c].out), 1);
+        if (cases[c].limit)
+            setenv("PROTON_TRACE_LIMIT", cases[c].limit, 1);
+        else
+            unsetenv("PROTON_TRACE_LIMIT");
+        pt_reset();
+        k = pt_kernel("tl", 0, NULL);
+        for (int i = 0; i < 20; i++)
+            pt_launch(k, 4, 1000, 0);
+        pthread_mutex_lock(&pn_mu);
+        assert_int_equal(pn_dropped(PN_CAPTURE_SLOT, pn_slot_ctick[PN_CAPTURE_SLOT]), 0);
+        pthread_mutex_unlock(&pn_mu);
+        assert_int_equal(pn_tls_cur->buf.head != NULL, cases[c].timeline);
+        assert_int_equal(pn_capture_dump(NULL), 0);
+    }
+    unsetenv("PROTON_KERNEL_CAPTURE");
+    unsetenv("PROTON_OUTPUT");
+    unsetenv("PROTON_TRACE_LIMIT");
+    pt_reset();
+}
+
 /* PROTON_VERBOSE=1 adds per-launch rows */
 static void
 test_console_verbose(void **state)
@@ -595,6 +632,7 @@ main(void)
         cmocka_unit_test_setup(test_chrome_finalize_in_scope, setup),
         cmocka_unit_test_setup(test_capture_formats, setup),
         cmocka_unit_test_setup(test_console_verbose, setup),
+        cmocka_unit_test_setup(test_capture_timeline_only_when_needed, setup),
         cmocka_unit_test_setup(test_json_doubles, setup),
         cmocka_unit_test_setup(test_json_numbers, setup),
         cmocka_unit_test_setup(test_path_expansion, setup),

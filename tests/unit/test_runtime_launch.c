@@ -106,6 +106,8 @@ distinct_tids(const Rec *r)
 
 static struct {
     _Atomic int launch_begin, launch_end, worker_begin, worker_end, prog_begin, prog_end;
+    _Atomic int prepare;
+    _Atomic int in_launch;         /* prepare called between launch begin and end (wrong) */
     _Atomic int records;
     _Atomic unsigned workers_seen; /* bit per worker index */
     int wants_programs;
@@ -133,6 +135,7 @@ __wrap_pn_launch_begin(PnLaunch *l, uint32_t site, const int32_t grid[3], int nt
     mock.last_nthreads = nthreads;
     memcpy(mock.last_grid, grid, sizeof mock.last_grid);
     mock.launch_tid = gettid();
+    atomic_store(&mock.in_launch, 1);
 }
 
 void
@@ -140,6 +143,13 @@ __wrap_pn_launch_end(PnLaunch *l)
 {
     (void)l;
     atomic_fetch_add(&mock.launch_end, 1);
+    atomic_store(&mock.in_launch, 0);
+}
+
+void
+__wrap_pn_thread_prepare(void)
+{
+    atomic_fetch_add(&mock.prepare, atomic_load(&mock.in_launch) ? 1000 : 1);
 }
 
 PnThread *
@@ -392,6 +402,33 @@ test_proton_hooks_parallel(void **state)
     assert_int_equal(mock.prog_end, 24);
 }
 
+/* Before the first recorded multi-threaded launch of a pn_prepare_epoch, every team
+ * thread gets ready (pn_thread_prepare) outside the launch, so the launch's window does
+ * not include opening counters or allocating (issue 14); not again in that epoch, and
+ * again for a larger team or a new epoch. */
+static void
+test_team_prepared_before_first_launch(void **state)
+{
+    (void)state;
+    pn_active_flag = 1;
+    pn_prepare_epoch += 7;
+    expect_each_once(run(64, 1, 1, 2));
+    assert_int_equal(mock.prepare, 2);
+    expect_each_once(run(64, 1, 1, 2));
+    assert_int_equal(mock.prepare, 2);
+    expect_each_once(run(3, 1, 1, 1)); /* inline: the launching thread prepares in begin */
+    assert_int_equal(mock.prepare, 2);
+    expect_each_once(run(64, 1, 1, 3));
+    assert_int_equal(mock.prepare, 2 + 3);
+    pn_prepare_epoch++;
+    expect_each_once(run(64, 1, 1, 2));
+    assert_int_equal(mock.prepare, 2 + 3 + 2);
+    pn_active_flag = 0;
+    pn_prepare_epoch++;
+    expect_each_once(run(64, 1, 1, 2)); /* nothing records: nothing to prepare */
+    assert_int_equal(mock.prepare, 2 + 3 + 2);
+}
+
 static void
 test_proton_hooks_inline(void **state)
 {
@@ -535,6 +572,7 @@ main(void)
         T(test_static_chunks),       T(test_grid_smaller_than_threads),
         T(test_omp_num_threads),     T(test_runtime_resolved),
         T(test_pctx_noop),           T(test_proton_hooks_parallel),
+        T(test_team_prepared_before_first_launch),
         T(test_proton_hooks_inline), T(test_nested_launch),
         T(test_launch_after_fork),   T(test_huge_grid_rejected),
         T(test_so_kernel_3d),

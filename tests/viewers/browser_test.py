@@ -6,7 +6,10 @@ standard library only) and checks, per page: no console errors or uncaught excep
 the script ran (body[data-ready]), the icicle view, table, timeline (traces) and roofline
 (when expected) are present and non-empty; hovering an icicle cell (real mouse events)
 shows its details with the node's name; clicking the Name and Time table headers sorts
-the rows; then the same page with JavaScript disabled still shows the table. A
+the rows; no text of the roofline (roof label, axis labels, point labels) reaches past
+the chart's edges and no two point labels overlap (their boxes measured with getBBox);
+the header's kernel count is the number of distinct kernel names in the tree (not of
+kernel nodes); then the same page with JavaScript disabled still shows the table. A
 full-page screenshot of each (taken before the mouse moves) goes to tests/out/<name>.png.
 
 usage: browser_test.py OUTDIR PAGE.html[:timeline][:roofline] ...
@@ -119,6 +122,51 @@ CHECK_JS = """JSON.stringify({
   injected: document.querySelectorAll('img, body > b, td b, .card b').length +
             document.querySelectorAll('script').length - 2,
   title: document.title})"""
+
+
+# Text boxes of the roofline against the SVG's bounds, and point labels against each
+# other; the header's kernel count against the distinct kernel names of the tree.
+LAYOUT_JS = """(function () {
+  var out = {clipped: [], overlaps: [], labels: 0, kernels_card: null, kernels: 0};
+  var svg = document.querySelector('#roofline svg');
+  if (svg) {
+    var W = svg.width.baseVal.value, H = svg.height.baseVal.value, boxes = [];
+    Array.prototype.forEach.call(svg.querySelectorAll('text'), function (t) {
+      if (t.style.display === 'none' || !t.textContent) return;
+      var b = t.getBBox();
+      if (b.x < -0.5 || b.y < -0.5 || b.x + b.width > W + 0.5 || b.y + b.height > H + 0.5)
+        out.clipped.push(t.textContent + ' [' + [b.x, b.y, b.width, b.height].map(Math.round) + ' in ' + W + 'x' + H + ']');
+      if (t.classList.contains('pt-label')) boxes.push([t.textContent, b]);
+    });
+    out.labels = boxes.length;
+    for (var i = 0; i < boxes.length; i++)
+      for (var j = i + 1; j < boxes.length; j++) {
+        var a = boxes[i][1], b = boxes[j][1];
+        if (a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height)
+          out.overlaps.push(boxes[i][0] + ' / ' + boxes[j][0]);
+      }
+  }
+  Array.prototype.forEach.call(document.querySelectorAll('header .card'), function (c) {
+    if (c.querySelector('.k').textContent === 'Kernels') out.kernels_card = c.querySelector('.v').textContent;
+  });
+  var names = {};
+  (function walk(n) {
+    if (n.k === 'kernel') names[n.n] = 1;
+    (n.ch || []).forEach(walk);
+  })(JSON.parse(document.getElementById('tritium-data').textContent).tree);
+  out.kernels = Object.keys(names).length;
+  return JSON.stringify(out);
+})()"""
+
+
+def check_layout(c, s):
+    """No clipped roofline text, no overlapping point labels, the right kernel count."""
+    r = evaluate(c, s, LAYOUT_JS)
+    problems = [f"roofline text clipped: {x}" for x in r["clipped"]]
+    problems += [f"roofline labels overlap: {x}" for x in r["overlaps"]]
+    if r["kernels_card"] is not None and r["kernels_card"] != str(r["kernels"]):
+        problems.append(f"header says {r['kernels_card']} kernels, the tree has {r['kernels']} kernel names")
+    return problems, r
 
 
 def open_page(c, path, js=True):
@@ -273,6 +321,8 @@ def main():
             problems += errs
             png = os.path.join(outdir, name + ".png")
             screenshot(c, s, png)
+            p, layout = check_layout(c, s)
+            problems += p
             p, hovered = check_hover(c, s)
             problems += p
             p, moved = check_sorting(c, s)
@@ -287,7 +337,8 @@ def main():
             c.send("Target.closeTarget", {"targetId": tid})
             status = "ok" if not problems else "FAILED: " + "; ".join(problems)
             print(f"{name}: flame={r['flame']} rows={r['rows']} spans={r['spans']} "
-                  f"points={r['points']} nojs_rows={r2['rows']} hover={hovered!r} "
+                  f"points={r['points']} labels={layout['labels']} kernels={layout['kernels_card']} "
+                  f"nojs_rows={r2['rows']} hover={hovered!r} "
                   f"sorted={'moved' if moved else 'kept'} screenshot={png} {status}")
             failed += bool(problems)
     finally:

@@ -5,7 +5,7 @@
  * readers) and, when a profile comes out, drives what the subcommands do with it: every
  * kind of metric column, filters and sorting, the HTML page and the .hatchet printer.
  * Then two inputs go through diff (node matching, ranking, all three formats) and merge
- * (trace rewriting and tree merging, cli_merge_mem()): the bytes before and after the
+ * (trace rewriting and tree merging, cli_merge_write()): the bytes before and after the
  * first NUL byte when there is one (run.sh seeds such pairs), else the input and a
  * fixed trace. A merge of valid inputs must read back (only the nesting limits, which
  * merging deepens by one level, may refuse it); anything else aborts.
@@ -114,18 +114,15 @@ merge_pair(const CliMergeIn *in)
 {
     CliErr e;
     for (int hatchet = 0; hatchet < 2; hatchet++) {
-        cJSON *m = cli_merge_mem(in, 2, hatchet, &e);
-        if (!m)
-            continue;
         CliBuf b = {0};
-        if (hatchet) {
-            cli_hatchet_print(&b, m);
-        } else {
-            char *s = cJSON_PrintUnformatted(m);
-            cli_buf_puts(&b, s);
-            free(s);
+        if (cli_merge_write(in, 2, hatchet, cli_buf_write, &b, &e) != 0) {
+            if (b.n) {
+                fprintf(stderr, "merge failed after writing output: %s\n", e.msg);
+                abort();
+            }
+            cli_buf_fini(&b);
+            continue;
         }
-        cJSON_Delete(m);
         CliProfile *p = cli_profile_load_mem(b.s, b.n, "merged", &e);
         if (!p && !strstr(e.msg, "nested") && !strstr(e.msg, "deeper")) {
             fprintf(stderr, "merged output does not load: %s\n", e.msg);

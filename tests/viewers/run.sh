@@ -9,6 +9,7 @@
 #   4. libFuzzer on the readers, diff and merge for FUZZ_SECONDS (default 20; needs
 #      libclang-rt-19-dev), seeded with the fixtures and pairs of them
 #   5. headless Chromium on the HTML pages; screenshots land in tests/out/*.png
+#   6. peak RSS of report and html on a generated 64 MB trace (streamed: far below its size)
 #
 # Prints one line per step and "N passed, M failed" at the end; exits 1 on any failure.
 set -uo pipefail
@@ -163,7 +164,7 @@ if command -v chromium >/dev/null 2>&1; then
   t0=$(date +%s)
   pages=()
   for spec in trace.json:timeline:roofline tritium.hatchet:roofline upstream_full.hatchet:roofline \
-              writer_trace.json:timeline; do
+              writer_trace.json:timeline roofline_crowded.hatchet:roofline; do
     in=${spec%%:*}; rest=${spec#*:}; [ "$rest" = "$spec" ] && rest=
     name=${in%.*}
     "$CLI" html "$F/$in" -o "tests/out/report-$name.html" || bad "html $in"
@@ -179,6 +180,41 @@ if command -v chromium >/dev/null 2>&1; then
 else
   echo "SKIP: browser test (chromium not installed)"
 fi
+
+# ---- 6. memory --------------------------------------------------------------------------------------
+# A 64 MB trace (100k launches, counter samples, in-kernel scopes): report and html
+# stream it, so their peak RSS stays far below the file size (reading it whole took
+# about 11x the file). `make bench` measures the same on a 1 GB capture.
+t0=$(date +%s)
+python3 - "$O/big.json" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write('{"displayTimeUnit": "ns", "otherData": {"clock_source": "tsc"}, "traceEvents": [\n')
+    for i in range(100000):
+        t = i * 20
+        f.write('{"name": "k%d", "cat": "kernel", "ph": "X", "pid": 9, "tid": 0, "ts": %d.125, "dur": 15.5, '
+                '"args": {"grid": [2, 1, 1], "programs": 2, "threads": 2, "constexprs": {"BLOCK": 32}, '
+                '"counters": {"task-clock (ns)": 2944, "page-faults": 6}, "bytes": 512, "flops32": 64.0, '
+                '"call_stack": ["ROOT", "step", "k%d"]}},\n' % (i % 4, t, i % 4))
+        for c in ("task-clock (ns)", "page-faults"):
+            f.write('{"name": "%s", "cat": "counter", "ph": "C", "pid": 9, "tid": 0, "ts": %d.125, '
+                    '"args": {"value": 6}},\n' % (c, t))
+        f.write('{"name": "load", "cat": "scope", "ph": "X", "pid": 9, "tid": 1, "ts": %d.5, "dur": 3.0, '
+                '"args": {"kernel": "k%d", "program": [1, 0, 0]}},\n' % (t, i % 4))
+    f.write('{"name": "thread_name", "ph": "M", "pid": 9, "tid": 1, "args": {"name": "worker 1"}}\n]}\n')
+PY
+size_mb=$(( $(stat -c %s "$O/big.json") / 1048576 ))
+for cmd in "report -m time/ms,count" "html -o $O/big.html"; do
+  /usr/bin/time -f "%M" -o "$O/rss" "$CLI" $cmd "$O/big.json" >"$O/big.out" 2>"$O/big.err"
+  rc=$?; rss_mb=$(( $(tail -1 "$O/rss") / 1024 ))
+  if [ $rc -eq 0 ] && [ "$rss_mb" -lt $(( size_mb / 2 )) ]; then
+    ok; echo "memory: ${cmd%% *} of a ${size_mb} MB trace: peak RSS ${rss_mb} MB"
+  else
+    bad "memory: ${cmd%% *} of a ${size_mb} MB trace: exit $rc, peak RSS ${rss_mb} MB (want < $(( size_mb / 2 )) MB)"
+  fi
+done
+grep -q "the page's timeline shows 20000 of them" "$O/big.err" || bad "memory: html says nothing about the decimated timeline"
+echo "memory: $(( $(date +%s) - t0 ))s"
 
 echo "proton-cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

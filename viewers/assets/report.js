@@ -264,8 +264,9 @@
     if (tl.dropped > 0) {
       var p = document.createElement('p');
       p.className = 'hint';
-      p.textContent = 'Showing ' + (tl.total - tl.dropped) + ' of ' + tl.total +
-        ' slices (outermost and longest first); open the trace in ui.perfetto.dev for all of them.';
+      p.textContent = 'Timeline decimated: showing ' + (tl.total - tl.dropped) + ' of ' + tl.total +
+        ' slices (the outermost and longest); the tree and the table cover all of them. ' +
+        'Open the trace in ui.perfetto.dev for every slice.';
       host.appendChild(p);
     }
     var legend = document.createElement('div');
@@ -312,26 +313,60 @@
     var roof = [[x0, Math.min(rf.peakG, x0 * rf.peakBW)], [ridge, rf.peakG], [x1, rf.peakG]];
     el('polyline', { points: roof.map(function (p) { return X(p[0]) + ',' + Y(p[1]); }).join(' '),
       fill: 'none', stroke: '#d0453a', 'stroke-width': 2 }, svg);
-    el('text', { x: X(ridge) + 6, y: Y(rf.peakG) - 6, 'class': 'axis roof-label', fill: '#d0453a' }, svg).textContent =
-      (rf.measured ? 'highest measured: ' : 'peak ') + fmtNum(rf.peakG, 1) + ' GFLOP/s, ' +
+    /* the roof label sits on the flat roof, right-aligned inside the plot; below the
+     * line when there is no room above it */
+    var rl = el('text', { x: W - R - 4, y: Y(rf.peakG) - 6, 'class': 'axis roof-label', fill: '#d0453a',
+      'text-anchor': 'end' }, svg);
+    rl.textContent = (rf.measured ? 'highest measured: ' : 'peak ') + fmtNum(rf.peakG, 1) + ' GFLOP/s, ' +
       fmtNum(rf.peakBW, 1) + ' GB/s';
-    var n = 0;
+    var rb = rl.getBBox();
+    if (rb.y < T + 1) rl.setAttribute('y', Y(rf.peakG) + rb.height + 4);
+    if (rl.getBBox().x < L + 2) { rl.setAttribute('text-anchor', 'start'); rl.setAttribute('x', L + 4); }
+    var n = 0, placed = [rl.getBBox()], hidden = 0, seen = {};
+    function fits(b) {
+      if (b.x < L + 1 || b.x + b.width > W - R - 1 || b.y < T + 1 || b.y + b.height > H - B - 1) return false;
+      for (var i = 0; i < placed.length; i++) {
+        var q = placed[i];
+        if (b.x < q.x + q.width && q.x < b.x + b.width && b.y < q.y + q.height && q.y < b.y + b.height) return false;
+      }
+      return true;
+    }
     pts.forEach(function (p) {
-      var c = el('circle', { cx: X(p.ai), cy: Y(p.g), r: 5.5, fill: nodeColor('kernel', p.n),
+      var cx = X(p.ai), cy = Y(p.g);
+      var c = el('circle', { cx: cx, cy: cy, r: 5.5, fill: nodeColor('kernel', p.n),
         stroke: '#7a3a10', 'stroke-width': 1 }, svg);
       c.addEventListener('mousemove', function (ev) {
         showTip(ev, p.n, [['GFLOP/s', fmtNum(p.g, 2)], ['FLOP/byte', fmtNum(p.ai, 3)],
           ['time', fmtNs(p.t)], ['bound', p.ai < ridge ? 'memory' : 'compute'], ['path', p.p]]);
       });
       c.addEventListener('mouseleave', hideTip);
-      el('text', { x: X(p.ai) + 8, y: Y(p.g) + 4, 'font-size': 10.5, fill: '#394150' }, svg).textContent =
-        p.n.slice(0, 28);
       n++;
+      /* one label per name and spot; the first place (right, left, above, below, then
+       * the corners) where it stays inside the chart and clear of the other labels,
+       * else none (the tooltip still names the point) */
+      var key = p.n + '@' + Math.round(cx / 4) + ',' + Math.round(cy / 4);
+      if (seen[key]) return;
+      seen[key] = 1;
+      var t = el('text', { 'font-size': 10.5, fill: '#394150', 'class': 'pt-label' }, svg);
+      t.textContent = p.n.slice(0, 28);
+      var spots = [[cx + 8, cy + 4, 'start'], [cx - 8, cy + 4, 'end'], [cx, cy - 9, 'middle'], [cx, cy + 17, 'middle'],
+        [cx - 4, cy + 17, 'end'], [cx - 4, cy - 9, 'end'], [cx + 4, cy + 17, 'start'], [cx + 4, cy - 9, 'start']];
+      for (var i = 0; i < spots.length; i++) {
+        t.setAttribute('x', spots[i][0]);
+        t.setAttribute('y', spots[i][1]);
+        t.setAttribute('text-anchor', spots[i][2]);
+        var b = t.getBBox();
+        if (fits(b)) { placed.push(b); return; }
+      }
+      t.style.display = 'none';
+      hidden++;
     });
     host.setAttribute('data-points', String(n));
     var note = document.createElement('p');
     note.className = 'hint';
-    note.textContent = 'Roof: ' + rf.source + '. Ridge at ' + fmtNum(ridge, 2) + ' FLOP/byte.';
+    note.textContent = 'Roof: ' + rf.source + '. Ridge at ' + fmtNum(ridge, 2) + ' FLOP/byte.' +
+      (hidden ? ' ' + hidden + ' point label' + (hidden > 1 ? 's' : '') + ' left out where they would overlap; ' +
+       'hover a point for its name.' : '');
     host.appendChild(note);
   }
 

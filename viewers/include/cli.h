@@ -83,6 +83,23 @@ int cli_file_read(const char *path, char **data, size_t *len, CliErr *e);
 /* Writes len bytes to path through a temporary file and rename(). 0 or -1 with e set. */
 int cli_file_write_atomic(const char *path, const char *data, size_t len, CliErr *e);
 
+/* Where streamed output goes: a writer callback and its user pointer. */
+typedef void (*CliWriteFn)(const char *s, size_t n, void *user);
+/* A file written as it is produced, through "<path>.tmp.<pid>" and rename() ("-": stdout). */
+typedef struct CliOut {
+    FILE *f;
+    const char *path;
+    char *tmp;               /* NULL for stdout */
+    int err;                 /* first write errno */
+} CliOut;
+int cli_out_open(CliOut *o, const char *path, CliErr *e);
+void cli_out_write(const char *s, size_t n, void *user); /* a CliWriteFn; user = CliOut* */
+/* Renames into place when ok and every write succeeded, else removes the temporary
+ * file. 0 or -1 with e set. */
+int cli_out_close(CliOut *o, int ok, CliErr *e);
+/* A CliWriteFn appending to a CliBuf (user). */
+void cli_buf_write(const char *s, size_t n, void *user);
+
 int cli_streq_nocase(const char *a, const char *b);
 int cli_has_suffix(const char *s, const char *suffix);
 /* Shortest "%.*g" text (up to 17 digits) that reads back as v; writes to buf[32]. */
@@ -198,8 +215,9 @@ typedef struct CliProfile {
     /* trace only */
     CliThread *threads;
     int nthreads, capthreads;
-    CliSpan *spans;
+    CliSpan *spans;         /* the timeline kept (CLI_LOAD_SPANS): all, or the longest */
     int nspans, capspans;
+    long spans_total;       /* X slices read while keeping the timeline (>= nspans) */
     long dropped_events;    /* otherData.dropped_events */
     double base_ns;         /* baseTimeNanoseconds, 0 when absent */
     int has_base;
@@ -208,6 +226,8 @@ typedef struct CliProfile {
     int metric_index_cap;
 } CliProfile;
 
+/* FNV-1a hash of a NUL-terminated string. */
+unsigned cli_hash_str(const char *s);
 CliProfile *cli_profile_create(const char *path, CliKind kind);
 void cli_profile_destroy(CliProfile *p);
 /* Returns the id of metric 'name', adding it when absent. */
@@ -239,19 +259,86 @@ void cli_path_put_name(CliBuf *b, const char *name);
 char *cli_node_path_dup(const CliNode *n);
 int cli_count_kernels(const CliProfile *p);
 
+/* ---- cli_stream.c: JSON read one value at a time ------------------------------------ */
+
+/* A file read through a sliding window, or a memory block. */
+typedef struct CliSrc {
+    FILE *f;                /* NULL for memory */
+    const char *path;
+    char *buf;              /* the window: input bytes [base, base + n) */
+    size_t n, cap, pos;     /* pos: next unread byte */
+    uint64_t base;
+    int eof, owned, keep_all; /* keep_all: never slide (the whole text stays in buf) */
+    long line;              /* line of buf[lpos] (newlines counted up to lpos) */
+    size_t lpos;
+    uint64_t lstart;        /* input offset where that line starts */
+    struct Block *arena;    /* the parsed values (cli_src_value) */
+} CliSrc;
+
+/* The text of a value inside the window; valid until the next read. */
+typedef struct CliSpanText {
+    const char *s;
+    size_t n;
+} CliSpanText;
+
+/* Callbacks of cli_stream_trace(); each returns 0 or -1 with e set. 'field' gets every
+ * top-level member but traceEvents (value and its text); 'event' every event. */
+typedef struct CliTraceSink {
+    int (*field)(void *user, const char *key, const cJSON *v, const CliSpanText *text, CliErr *e);
+    int (*event)(void *user, const cJSON *ev, int idx, CliErr *e);
+} CliTraceSink;
+
+void cli_src_init_mem(CliSrc *s, const char *data, size_t len);
+/* Opens a file ("-" is stdin); 0, or -1 with e set ("<path>: cannot open: ..."). */
+int cli_src_open(CliSrc *s, const char *path, CliErr *e);
+void cli_src_close(CliSrc *s);
+/* The next non-whitespace byte (not consumed), -1 at the end, -2 with e set on error. */
+int cli_src_peek(CliSrc *s, CliErr *e);
+/* Parses the next value (nested in depth0 containers; 'key' names it in messages).
+ * *out belongs to s: valid until cli_src_release(), never cJSON_Delete()d, and only
+ * changed in place (cJSON_SetNumberValue). 0, or -1 with e set as cli_json_parse
+ * would word it. */
+int cli_src_value(CliSrc *s, int depth0, const char *key, cJSON **out, CliSpanText *text,
+                  CliErr *e);
+/* Frees every value parsed since the last call. */
+void cli_src_release(CliSrc *s);
+/* Reads everything left into buf (buf[0 .. n), from the start if nothing slid yet). */
+int cli_src_slurp(CliSrc *s, CliErr *e);
+/* Walks a Chrome trace (object with traceEvents, or an event list) from s. Sets
+ * *has_events when a traceEvents list (or the list itself) was read. 0 or -1. */
+int cli_stream_trace(CliSrc *s, const CliTraceSink *k, void *user, int *has_events, CliErr *e);
+
 /* ---- cli_load.c ----------------------------------------------------------------------- */
+
+/* What a load keeps besides the tree. */
+enum {
+    CLI_LOAD_SPANS = 1,         /* the timeline (html): all slices up to CLI_SPANS_KEEP, then
+                                 * the longest CLI_SPANS_KEEP of them */
+    CLI_SPANS_KEEP = 100000,
+};
 
 /* Parses JSON text, rejecting empty input, trailing garbage and non-finite numbers.
  * Caller owns the result (cJSON_Delete). NULL with e set on failure. */
 cJSON *cli_json_parse(const char *data, size_t len, CliErr *e);
+/* Rejects numbers cJSON read as infinite ("number out of range in key K"; 'key' names j
+ * itself). 0 or -1 with e set. */
+int cli_json_check_numbers(const cJSON *j, const char *key, CliErr *e);
 /* Reads and parses a file; NULL with e set ("<path>: <why>"). */
 cJSON *cli_json_load(const char *path, CliErr *e);
 /* Builds a profile from parsed JSON (a .hatchet array or a trace object/array); does not
- * take ownership of j. NULL with e set. */
+ * take ownership of j. Keeps the timeline. NULL with e set. */
 CliProfile *cli_profile_from_json(const cJSON *j, const char *path, CliErr *e);
-/* Reads a file (either kind, detected from the content). NULL with e set. */
+/* Reads a file (either kind, detected from the content; "-" is stdin). A Chrome trace is
+ * streamed (cli_stream.c); a .hatchet tree is parsed whole. flags: CLI_LOAD_*. NULL
+ * with e set. */
+CliProfile *cli_profile_load_opts(const char *path, int flags, CliErr *e);
+/* The same, keeping the timeline. */
 CliProfile *cli_profile_load(const char *path, CliErr *e);
-/* Same from memory (fuzzing, tests). */
+/* From an opened source; a trace's fields and events also go to 'tap' (may be NULL) once
+ * the reader has accepted them. */
+CliProfile *cli_profile_load_src(CliSrc *s, const char *path, int flags, const CliTraceSink *tap,
+                                 void *tap_user, CliErr *e);
+/* Same from memory (fuzzing, tests), keeping the timeline. */
 CliProfile *cli_profile_load_mem(const char *data, size_t len, const char *path, CliErr *e);
 
 /* ---- cli_read_hatchet.c --------------------------------------------------------------- */
@@ -260,7 +347,17 @@ int cli_read_hatchet(CliProfile *p, const cJSON *top, CliErr *e);
 
 /* ---- cli_read_trace.c ----------------------------------------------------------------- */
 
-int cli_read_trace(CliProfile *p, const cJSON *top, CliErr *e);
+/* Aggregates a trace event by event: create, cli_trace_field() per top-level member,
+ * cli_trace_event() per event, cli_trace_finish(), destroy. Errors go to e (given at
+ * create) and the calls return -1. */
+typedef struct CliTraceReader CliTraceReader;
+CliTraceReader *cli_trace_reader_create(CliProfile *p, int flags, CliErr *e);
+int cli_trace_field(CliTraceReader *r, const char *key, const cJSON *v);
+int cli_trace_event(CliTraceReader *r, const cJSON *ev, int idx);
+int cli_trace_finish(CliTraceReader *r);
+void cli_trace_reader_destroy(CliTraceReader *r);
+/* The same over a parsed document. */
+int cli_read_trace(CliProfile *p, const cJSON *top, int flags, CliErr *e);
 
 /* ---- cli_metrics.c -------------------------------------------------------------------- */
 
@@ -379,7 +476,8 @@ void cli_json_print(CliBuf *b, const cJSON *j);
  * after the file; the inputs are not modified. Caller owns the result. Cannot fail. */
 cJSON *cli_merge_hatchets(cJSON **in, const char **names, int n);
 
-/* One input of cli_merge_mem(): its file name (for messages and labels) and text. */
+/* One input of cli_merge_write(): its file name (for messages and labels) and text, or
+ * text NULL to read the file. */
 typedef struct CliMergeIn {
     const char *path;
     const char *text; /* borrowed; need not be NUL-terminated */
@@ -387,9 +485,11 @@ typedef struct CliMergeIn {
 } CliMergeIn;
 
 /* Merges n inputs into one Chrome trace (as_hatchet 0; every input must be a trace) or
- * one .hatchet tree (as_hatchet 1). Caller owns the result (cJSON_Delete()); NULL with e
- * set ("<path>: <why>") when an input is bad. */
-cJSON *cli_merge_mem(const CliMergeIn *in, int n, int as_hatchet, CliErr *e);
+ * one .hatchet tree (as_hatchet 1) and writes its text through w. Traces are read twice
+ * (checked, then copied event by event), so memory does not grow with them; nothing is
+ * written when an input is bad. 0, or -1 with e set ("<path>: <why>"). */
+int cli_merge_write(const CliMergeIn *in, int n, int as_hatchet, CliWriteFn w, void *user,
+                    CliErr *e);
 int cli_merge_main(int argc, char **argv);
 
 #endif /* CLI_H */

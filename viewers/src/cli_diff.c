@@ -387,7 +387,7 @@ cli_diff_main(int argc, char **argv)
         goto out;
     }
     for (int i = 0; i < 2; i++)
-        if (!(ps[i] = cli_profile_load(argv[optind + i], &e))) {
+        if (!(ps[i] = cli_profile_load_opts(argv[optind + i], 0, &e))) {
             cli_error("diff", "%s", e.msg);
             rc = CLI_EXIT_INPUT;
             goto out;

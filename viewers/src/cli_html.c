@@ -155,8 +155,9 @@ timeline_json(const CliProfile *p)
     }
     cJSON_AddNumberToObject(o, "t0", isfinite(t0) ? t0 : 0);
     cJSON_AddNumberToObject(o, "t1", isfinite(t1) ? t1 : 0);
-    cJSON_AddNumberToObject(o, "dropped", n - keep);
-    cJSON_AddNumberToObject(o, "total", n);
+    double total = p->spans_total > n ? (double)p->spans_total : n;
+    cJSON_AddNumberToObject(o, "dropped", total - keep);
+    cJSON_AddNumberToObject(o, "total", total);
     free(rows);
     free(v);
     return o;
@@ -277,17 +278,41 @@ fmt_time(char *buf, size_t len, double ns)
         snprintf(buf, len, "%.0f ns", ns);
 }
 
+static int
+cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Distinct kernel names: a kernel called from several places is one kernel with
+ * several call-path nodes (the console table counts the same way, by name and grid). */
+static int
+count_kernels(const CliProfile *p, int nodes)
+{
+    const char **names = cli_xmalloc(sizeof(char *) * (size_t)(nodes ? nodes : 1));
+    int n = 0, distinct = 0;
+    for (CliNode *x = p->root; x; x = cli_node_next_preorder(x, p->root))
+        if (x->flags & CLI_NODE_KERNEL)
+            names[n++] = x->name;
+    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    for (int i = 0; i < n; i++)
+        distinct += i == 0 || strcmp(names[i], names[i - 1]) != 0;
+    free(names);
+    return distinct;
+}
+
 static void
 header(CliBuf *b, const CliProfile *p)
 {
     char v[128];
     double launches = 0;
-    int kernels = 0;
+    int knodes = 0, kernels;
     for (CliNode *n = p->root; n; n = cli_node_next_preorder(n, p->root))
         if (n->flags & CLI_NODE_KERNEL) {
-            kernels++;
+            knodes++;
             launches += isnan(n->col[C_COUNT]) ? 0 : n->col[C_COUNT];
         }
+    kernels = count_kernels(p, knodes);
     cli_buf_puts(b, "<header>\n<h1>Proton report</h1>\n<div class=\"file\">");
     cli_html_escape(b, p->path);
     cli_buf_printf(b, " &middot; %s</div>\n<div class=\"cards\">\n",
@@ -512,6 +537,10 @@ cli_html_main(int argc, char **argv)
         goto out;
     }
     cli_html_render(p, &b);
+    if (p->spans_total > TIMELINE_MAX_SPANS)
+        cli_error("html", "note: %s has %ld timeline slices; the page's timeline shows %d of "
+                  "them (the outermost and longest), the tree and the table cover all",
+                  in, p->spans_total, TIMELINE_MAX_SPANS);
     cli_profile_destroy(p);
     if (cli_file_write_atomic(out, b.s, b.n, &e) != 0) {
         cli_error("html", "%s", e.msg);

@@ -9,8 +9,13 @@
  * would lose ~256 ns at today's epoch). OUT.hatchet: trees (or traces, aggregated
  * first) become one tree whose ROOT has one child per input, named after the file.
  * The .hatchet layout is the upstream one (4-space indent, sorted keys, framing newlines).
- * cli_merge_mem() does the work on file texts (the fuzz harness calls it directly);
- * cli_merge_main() only reads the files and writes the result.
+ * Traces are streamed (cli_stream.c): each input is read once to check it and collect
+ * its pids, base time, otherData and ts range, and once more to copy its events to the
+ * output with pids and ts rewritten, so memory does not grow with the inputs. The
+ * merged otherData keeps every input's own and reconciles their clock and counter
+ * sources, CPU model, events and dropped counts. cli_merge_write() does the work on
+ * files or texts (the fuzz harness calls it directly); cli_merge_main() only names the
+ * inputs and writes the result atomically.
  */
 #include "cli.h"
 
@@ -267,40 +272,30 @@ cli_merge_hatchets(cJSON **in, const char **names, int n)
     return top;
 }
 
-/* The exact integer after "baseTimeNanoseconds" in the file text when it agrees with
+/* The exact integer of a baseTimeNanoseconds value from its text, when it agrees with
  * the parsed (double) value, which the reader has checked to lie in [0, 2^64). */
 static uint64_t
-exact_base(const char *text, size_t len, double approx)
+exact_base(const CliSpanText *t, double approx)
 {
-    static const char key[] = "\"baseTimeNanoseconds\"";
-    const char *end = text + len, *s = text;
-    while ((s = memmem(s, (size_t)(end - s), key, sizeof key - 1))) {
-        const char *c = s + sizeof key - 1;
-        s++;
-        while (c < end && strchr(" \n\t\r", *c))
-            c++;
-        if (c == end || *c++ != ':')
-            continue;
-        while (c < end && strchr(" \n\t\r", *c))
-            c++;
-        uint64_t v = 0;
-        int digits = 0;
-        for (; c < end && *c >= '0' && *c <= '9' && v <= (UINT64_MAX - 9) / 10; c++, digits++)
-            v = v * 10 + (uint64_t)(*c - '0');
-        if (digits && (c == end || strchr(",} \n\r\t", *c)) &&
-            fabs((double)v - approx) <= approx * 1e-12 + 1)
-            return v;
-    }
+    uint64_t v = 0;
+    size_t i = 0;
+    for (; i < t->n && t->s[i] >= '0' && t->s[i] <= '9' && v <= (UINT64_MAX - 9) / 10; i++)
+        v = v * 10 + (uint64_t)(t->s[i] - '0');
+    if (i && i == t->n && fabs((double)v - approx) <= approx * 1e-12 + 1)
+        return v;
     return (uint64_t)approx;
 }
 
 typedef struct TraceIn {
-    cJSON *j;
-    const char *path, *name;
+    const CliMergeIn *in;
+    const char *name;
     uint64_t base;
     int has_base;
     char **pids;   /* distinct pid labels */
     int npids;
+    cJSON *other;  /* a copy of the input's otherData, or NULL */
+    double ts_lo, ts_hi; /* range of the events' ts */
+    int has_ts;
 } TraceIn;
 
 /* The pid of ev as text (the reader has checked it: a string or an integer). */
@@ -343,12 +338,6 @@ pid_index(TraceIn *t, const char *label, int add)
     return t->npids++;
 }
 
-static cJSON *
-events_of(cJSON *j)
-{
-    return cJSON_IsArray(j) ? j : cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
-}
-
 /* Replaces o[key] with v, or adds it. Takes ownership of v. */
 static void
 set_item(cJSON *o, const char *key, cJSON *v)
@@ -359,69 +348,300 @@ set_item(cJSON *o, const char *key, cJSON *v)
         cJSON_AddItemToObject(o, key, v);
 }
 
-/* Appends input t's events to out with pids remapped (map[k] for t->pids[k]) and ts
- * shifted; names each process after the input. 0, or -1 with e set when a shifted ts
- * leaves the range the reader accepts. */
+/* Reads input 'in' from memory or from its file. 0 or -1 with e set. */
 static int
-append_trace(cJSON *out, TraceIn *t, const double *map, double shift_us, int order, CliErr *e)
+src_open(CliSrc *s, const CliMergeIn *in, CliErr *e)
 {
-    cJSON *ev;
-    int *named = cli_xcalloc((size_t)(t->npids ? t->npids : 1), sizeof(int)), i = 0, rc = -1;
-    cJSON_ArrayForEach(ev, events_of(t->j)) {
-        cJSON *copy = cJSON_Duplicate(ev, 1);
-        char *label = pid_label(ev);
-        int k = pid_index(t, label, 0);
-        free(label);
-        cJSON_AddItemToArray(out, copy);
-        set_item(copy, "pid", cJSON_CreateNumber(map[k]));
-        cJSON *ts = cJSON_GetObjectItemCaseSensitive(copy, "ts");
-        if (cJSON_IsNumber(ts)) {
-            double v = ts->valuedouble + shift_us;
-            if (fabs(v) > CLI_TRACE_MAX_US) {
-                cli_err_set(e, "%s: traceEvents[%d].ts is out of range once shifted by %.3f us "
-                            "onto the common clock", t->path, i, shift_us);
-                goto out;
-            }
-            cJSON_SetNumberValue(ts, v);
+    if (in->text) {
+        cli_src_init_mem(s, in->text, in->len);
+        return 0;
+    }
+    return cli_src_open(s, in->path, e);
+}
+
+/* ---- first pass: check each input, collect its pids, base time, otherData, ts range ---- */
+
+static int
+tap_field(void *u, const char *key, const cJSON *v, const CliSpanText *text, CliErr *e)
+{
+    TraceIn *t = u;
+    (void)e;
+    if (strcmp(key, "otherData") == 0 && !t->other && cJSON_IsObject(v))
+        t->other = cJSON_Duplicate(v, 1);
+    if (strcmp(key, "baseTimeNanoseconds") == 0 && !t->has_base && cJSON_IsNumber(v)) {
+        t->base = exact_base(text, v->valuedouble);
+        t->has_base = 1;
+    }
+    return 0;
+}
+
+static int
+tap_event(void *u, const cJSON *ev, int idx, CliErr *e)
+{
+    TraceIn *t = u;
+    char *label = pid_label(ev);
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(ev, "ts");
+    (void)idx, (void)e;
+    pid_index(t, label, 1);
+    free(label);
+    if (cJSON_IsNumber(ts)) {
+        if (!t->has_ts || ts->valuedouble < t->ts_lo)
+            t->ts_lo = ts->valuedouble;
+        if (!t->has_ts || ts->valuedouble > t->ts_hi)
+            t->ts_hi = ts->valuedouble;
+        t->has_ts = 1;
+    }
+    return 0;
+}
+
+static const CliTraceSink tap = {tap_field, tap_event};
+
+/* Reads a trace input through once: the reader checks every field (as `report` does). */
+static int
+trace_in_init(TraceIn *t, const CliMergeIn *in, CliErr *e)
+{
+    CliSrc s;
+    t->in = in;
+    t->name = base_name(in->path);
+    if (src_open(&s, in, e) != 0)
+        return -1;
+    CliProfile *p = cli_profile_load_src(&s, in->path, 0, &tap, t, e);
+    cli_src_close(&s);
+    if (!p)
+        return -1;
+    int kind = p->kind;
+    cli_profile_destroy(p);
+    if (kind != CLI_KIND_TRACE) {
+        cli_err_set(e, "%s: is a .hatchet tree; merging into a .json needs Chrome traces",
+                    in->path);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- otherData: every input's, and what they say together ---------------------------------- */
+
+/* The value all inputs give for string field 'key' ("mixed (a, b)" when they differ),
+ * or NULL when none has it. Caller frees. */
+static char *
+common_string(TraceIn *in, int n, const char *key)
+{
+    CliBuf b = {0};
+    const char *first = NULL;
+    int mixed = 0;
+    for (int i = 0; i < n; i++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(in[i].other, key);
+        if (!cJSON_IsString(x))
+            continue;
+        if (!first)
+            first = x->valuestring;
+        else if (strcmp(first, x->valuestring) != 0)
+            mixed = 1;
+    }
+    if (!first)
+        return NULL;
+    if (!mixed)
+        return cli_xstrdup(first);
+    cli_buf_puts(&b, "mixed (");
+    for (int i = 0, k = 0; i < n; i++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(in[i].other, key);
+        int seen = 0;
+        if (!cJSON_IsString(x))
+            continue;
+        for (int j = 0; j < i && !seen; j++) {
+            const cJSON *y = cJSON_GetObjectItemCaseSensitive(in[j].other, key);
+            seen = cJSON_IsString(y) && strcmp(y->valuestring, x->valuestring) == 0;
         }
-        i++;
-        const cJSON *ph = cJSON_GetObjectItemCaseSensitive(copy, "ph");
-        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(copy, "name");
-        cJSON *args = cJSON_GetObjectItemCaseSensitive(copy, "args");
-        if (cJSON_IsString(ph) && strcmp(ph->valuestring, "M") == 0 && cJSON_IsString(nm) &&
-            strcmp(nm->valuestring, "process_name") == 0 && cJSON_IsObject(args)) {
-            const cJSON *old = cJSON_GetObjectItemCaseSensitive(args, "name");
-            char name[1024];
-            snprintf(name, sizeof name, "%s: %s", t->name,
-                     cJSON_IsString(old) ? old->valuestring : "process");
-            set_item(args, "name", cJSON_CreateString(name));
-            named[k] = 1;
+        if (!seen)
+            cli_buf_printf(&b, "%s%s", k++ ? ", " : "", x->valuestring);
+    }
+    cli_buf_putc(&b, ')');
+    return b.s;
+}
+
+/* otherData of the merged trace: the reconciled clock and counter sources, CPU model,
+ * counter events (union), dropped events (sum) and cores (max); each input's own
+ * otherData stays in merged_from[i].otherData. */
+static cJSON *
+merged_other_data(TraceIn *in, int n)
+{
+    static const char *const strs[] = {"clock_source", "counter_source", "cpu_model"};
+    cJSON *od = cJSON_CreateObject(), *events = NULL;
+    double dropped = 0, cores = 0;
+    int any_dropped = 0, any_cores = 0;
+    cJSON_AddStringToObject(od, "tool", "tritium-proton");
+    cJSON_AddStringToObject(od, "version", CLI_VERSION);
+    for (size_t k = 0; k < sizeof strs / sizeof *strs; k++) {
+        char *v = common_string(in, n, strs[k]);
+        if (v)
+            cJSON_AddStringToObject(od, strs[k], v);
+        free(v);
+    }
+    for (int i = 0; i < n; i++) {
+        const cJSON *ev = cJSON_GetObjectItemCaseSensitive(in[i].other, "events"), *x;
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(in[i].other, "dropped_events");
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(in[i].other, "num_cores");
+        if (cJSON_IsNumber(d)) {
+            dropped += d->valuedouble;
+            any_dropped = 1;
+        }
+        if (cJSON_IsNumber(c) && (!any_cores || c->valuedouble > cores)) {
+            cores = c->valuedouble;
+            any_cores = 1;
+        }
+        const cJSON *list = cJSON_IsArray(ev) ? ev : NULL;
+        cJSON_ArrayForEach(x, list) {
+            int seen = 0;
+            const cJSON *y;
+            if (!cJSON_IsString(x))
+                continue;
+            if (!events)
+                events = cJSON_AddArrayToObject(od, "events");
+            cJSON_ArrayForEach(y, events)
+                seen |= strcmp(y->valuestring, x->valuestring) == 0;
+            if (!seen)
+                cJSON_AddItemToArray(events, cJSON_CreateString(x->valuestring));
         }
     }
+    if (any_dropped)
+        cJSON_AddNumberToObject(od, "dropped_events", dropped);
+    if (any_cores)
+        cJSON_AddNumberToObject(od, "num_cores", cores);
+    return od;
+}
+
+/* ---- second pass: the events, rewritten --------------------------------------------------- */
+
+typedef struct Writer {
+    CliWriteFn w;
+    void *user;
+    TraceIn *t;
+    const double *map;   /* output pid of t->pids[k] */
+    int *named;          /* t->pids[k] got a process_name */
+    double shift_us;
+    int order;           /* the input's place: process_sort_index */
+    int first;           /* no event written yet */
+} Writer;
+
+static void
+put_json(Writer *wr, const cJSON *j)
+{
+    char *s = cJSON_PrintUnformatted(j);
+    if (!wr->first)
+        wr->w(",", 1, wr->user);
+    wr->first = 0;
+    wr->w(s, strlen(s), wr->user);
+    free(s);
+}
+
+static int
+skip_field(void *u, const char *key, const cJSON *v, const CliSpanText *text, CliErr *e)
+{
+    (void)u, (void)key, (void)v, (void)text, (void)e;
+    return 0;
+}
+
+/* One event with its pid remapped and ts shifted; processes named after the input. */
+static int
+write_event(void *u, const cJSON *ev, int idx, CliErr *e)
+{
+    Writer *wr = u;
+    cJSON *copy = cJSON_Duplicate(ev, 1);
+    char *label = pid_label(ev);
+    int k = pid_index(wr->t, label, 0);
+    (void)idx, (void)e;
+    free(label);
+    set_item(copy, "pid", cJSON_CreateNumber(wr->map[k]));
+    cJSON *ts = cJSON_GetObjectItemCaseSensitive(copy, "ts");
+    if (cJSON_IsNumber(ts))
+        cJSON_SetNumberValue(ts, ts->valuedouble + wr->shift_us);
+    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(copy, "ph");
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(copy, "name");
+    cJSON *args = cJSON_GetObjectItemCaseSensitive(copy, "args");
+    if (cJSON_IsString(ph) && strcmp(ph->valuestring, "M") == 0 && cJSON_IsString(nm) &&
+        strcmp(nm->valuestring, "process_name") == 0 && cJSON_IsObject(args)) {
+        const cJSON *old = cJSON_GetObjectItemCaseSensitive(args, "name");
+        char name[1024];
+        snprintf(name, sizeof name, "%s: %s", wr->t->name,
+                 cJSON_IsString(old) ? old->valuestring : "process");
+        set_item(args, "name", cJSON_CreateString(name));
+        wr->named[k] = 1;
+    }
+    put_json(wr, copy);
+    cJSON_Delete(copy);
+    return 0;
+}
+
+static const CliTraceSink writer_sink = {skip_field, write_event};
+
+typedef struct Find {
+    double shift;
+    int idx;
+} Find;
+
+static int
+find_event(void *u, const cJSON *ev, int idx, CliErr *e)
+{
+    Find *f = u;
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(ev, "ts");
+    (void)e;
+    if (f->idx < 0 && cJSON_IsNumber(ts) && fabs(ts->valuedouble + f->shift) > CLI_TRACE_MAX_US)
+        f->idx = idx;
+    return 0;
+}
+
+static const CliTraceSink find_sink = {skip_field, find_event};
+
+/* The index of the first event of t whose ts leaves the accepted range once shifted
+ * (a third read of the input, only when its ts range says there is one). */
+static int
+first_out_of_range(TraceIn *t, double shift_us, CliErr *e)
+{
+    CliSrc s;
+    Find f = {shift_us, -1};
+    int has;
+    if (src_open(&s, t->in, e) != 0)
+        return -1;
+    int rc = cli_stream_trace(&s, &find_sink, &f, &has, e);
+    cli_src_close(&s);
+    return rc == 0 ? f.idx : -1;
+}
+
+/* Appends input t's events (second read of the input) and its process metadata. */
+static int
+append_trace(Writer *wr, CliErr *e)
+{
+    TraceIn *t = wr->t;
+    CliSrc s;
+    int has, rc;
+    if (src_open(&s, t->in, e) != 0)
+        return -1;
+    rc = cli_stream_trace(&s, &writer_sink, wr, &has, e);
+    cli_src_close(&s);
+    if (rc != 0)
+        return -1;
     for (int k = 0; k < t->npids; k++) {
         cJSON *m = cJSON_CreateObject();
         cJSON_AddStringToObject(m, "ph", "M");
         cJSON_AddStringToObject(m, "name", "process_sort_index");
-        cJSON_AddNumberToObject(m, "pid", map[k]);
-        cJSON_AddNumberToObject(cJSON_AddObjectToObject(m, "args"), "sort_index", order);
-        cJSON_AddItemToArray(out, m);
-        if (named[k])
+        cJSON_AddNumberToObject(m, "pid", wr->map[k]);
+        cJSON_AddNumberToObject(cJSON_AddObjectToObject(m, "args"), "sort_index", wr->order);
+        put_json(wr, m);
+        cJSON_Delete(m);
+        if (wr->named[k])
             continue;
         m = cJSON_CreateObject();
         cJSON_AddStringToObject(m, "ph", "M");
         cJSON_AddStringToObject(m, "name", "process_name");
-        cJSON_AddNumberToObject(m, "pid", map[k]);
+        cJSON_AddNumberToObject(m, "pid", wr->map[k]);
         char name[1024];
         snprintf(name, sizeof name, "%s: pid %s", t->name, t->pids[k]);
         cJSON_AddStringToObject(cJSON_AddObjectToObject(m, "args"), "name", name);
-        cJSON_AddItemToArray(out, m);
+        put_json(wr, m);
+        cJSON_Delete(m);
     }
-    rc = 0;
-out:
-    free(named);
-    return rc;
+    return 0;
 }
-
 /* Pids stay when every pid of every input is a number and no two inputs share one;
  * otherwise all are renumbered 1, 2, ... so that no two processes can meet. */
 static int
@@ -439,17 +659,35 @@ renumber_pids(TraceIn *in, int n)
     return 0;
 }
 
-/* One trace from validated inputs; NULL with e set when a shifted ts is out of range. */
-static cJSON *
-merge_traces(TraceIn *in, int n, CliErr *e)
+/* The merged trace of checked inputs through w: a header (base time, otherData), then
+ * every input's events read again. 0, or -1 with e set when a shifted ts is out of
+ * range (before anything is written) or an input cannot be read again. */
+static int
+merge_traces(TraceIn *in, int n, CliWriteFn w, void *user, CliErr *e)
 {
     uint64_t base = 0;
-    int any_base = 0, renumber = renumber_pids(in, n);
+    int any_base = 0, renumber = renumber_pids(in, n), next = 1, rc = -1;
+    double **maps = cli_xcalloc((size_t)n, sizeof *maps), *shift = cli_xcalloc((size_t)n, sizeof *shift);
     for (int i = 0; i < n; i++)
         if (in[i].has_base && (!any_base || in[i].base < base)) {
             base = in[i].base;
             any_base = 1;
         }
+    for (int i = 0; i < n; i++) {
+        shift[i] = in[i].has_base ? (double)(in[i].base - base) / 1000.0 : 0;
+        if (in[i].has_ts && (fabs(in[i].ts_lo + shift[i]) > CLI_TRACE_MAX_US ||
+                             fabs(in[i].ts_hi + shift[i]) > CLI_TRACE_MAX_US)) {
+            int idx = first_out_of_range(&in[i], shift[i], e);
+            if (idx >= 0)
+                cli_err_set(e, "%s: traceEvents[%d].ts is out of range once shifted by %.3f us "
+                            "onto the common clock", in[i].in->path, idx, shift[i]);
+            goto out;
+        }
+        maps[i] = cli_xmalloc(sizeof(double) * (size_t)(in[i].npids ? in[i].npids : 1));
+        for (int k = 0; k < in[i].npids; k++)
+            if (renumber || !pid_number(in[i].pids[k], &maps[i][k]))
+                maps[i][k] = next++;
+    }
     cJSON *top = cJSON_CreateObject();
     cJSON_AddStringToObject(top, "displayTimeUnit", "ns");
     if (any_base) {
@@ -457,102 +695,80 @@ merge_traces(TraceIn *in, int n, CliErr *e)
         snprintf(num, sizeof num, "%" PRIu64, base);
         cJSON_AddItemToObject(top, "baseTimeNanoseconds", cJSON_CreateRaw(num));
     }
-    cJSON *od = cJSON_AddObjectToObject(top, "otherData");
-    cJSON_AddStringToObject(od, "tool", "tritium-proton");
-    cJSON_AddStringToObject(od, "version", CLI_VERSION);
+    cJSON *od = merged_other_data(in, n);
+    cJSON_AddItemToObject(top, "otherData", od);
     cJSON *from = cJSON_AddArrayToObject(od, "merged_from");
-    cJSON *events = cJSON_AddArrayToObject(top, "traceEvents");
-    int next = 1;
     for (int i = 0; i < n; i++) {
-        double *map = cli_xmalloc(sizeof(double) * (size_t)(in[i].npids ? in[i].npids : 1));
-        for (int k = 0; k < in[i].npids; k++)
-            if (renumber || !pid_number(in[i].pids[k], &map[k]))
-                map[k] = next++;
-        double shift = in[i].has_base ? (double)(in[i].base - base) / 1000.0 : 0;
         cJSON *f = cJSON_CreateObject();
         cJSON_AddStringToObject(f, "file", in[i].name);
-        cJSON_AddNumberToObject(f, "shift_us", shift);
+        cJSON_AddNumberToObject(f, "shift_us", shift[i]);
         cJSON *pids = cJSON_AddArrayToObject(f, "pids");
         for (int k = 0; k < in[i].npids; k++)
-            cJSON_AddItemToArray(pids, cJSON_CreateNumber(map[k]));
+            cJSON_AddItemToArray(pids, cJSON_CreateNumber(maps[i][k]));
+        cJSON_AddItemToObject(f, "otherData", in[i].other ? cJSON_Duplicate(in[i].other, 1)
+                                                          : cJSON_CreateObject());
         cJSON_AddItemToArray(from, f);
-        int rc = append_trace(events, &in[i], map, shift, i, e);
-        free(map);
-        if (rc != 0) {
-            cJSON_Delete(top);
-            return NULL;
-        }
     }
-    return top;
+    cJSON_AddArrayToObject(top, "traceEvents");
+    char *head = cJSON_PrintUnformatted(top);
+    cJSON_Delete(top);
+    w(head, strlen(head) - 2, user); /* without the closing "]}" */
+    free(head);
+    Writer wr = {.w = w, .user = user, .first = 1};
+    for (int i = 0; i < n; i++) {
+        wr.t = &in[i];
+        wr.map = maps[i];
+        wr.shift_us = shift[i];
+        wr.order = i;
+        wr.named = cli_xcalloc((size_t)(in[i].npids ? in[i].npids : 1), sizeof(int));
+        int r = append_trace(&wr, e);
+        free(wr.named);
+        if (r != 0)
+            goto out;
+    }
+    w("]}\n", 3, user);
+    rc = 0;
+out:
+    for (int i = 0; i < n; i++)
+        free(maps[i]);
+    free(maps);
+    free(shift);
+    return rc;
 }
 
-/* ---- inputs ------------------------------------------------------------------------------------ */
-
-static cJSON *
-parse_input(const CliMergeIn *in, CliErr *e)
-{
-    CliErr pe;
-    cJSON *j = cli_json_parse(in->text, in->len, &pe);
-    if (!j)
-        cli_err_set(e, "%s: %s", in->path, pe.msg);
-    return j;
-}
-
-/* Parses and checks a trace input, collecting its pids and exact base time. */
-static int
-trace_in_init(TraceIn *t, const CliMergeIn *in, CliErr *e)
-{
-    t->path = in->path;
-    t->name = base_name(in->path);
-    if (!(t->j = parse_input(in, e)))
-        return -1;
-    CliProfile *p = cli_profile_from_json(t->j, in->path, e);
-    if (!p)
-        return -1;
-    int kind = p->kind;
-    t->has_base = p->has_base;
-    if (p->has_base)
-        t->base = exact_base(in->text, in->len, p->base_ns);
-    cli_profile_destroy(p);
-    if (kind != CLI_KIND_TRACE) {
-        cli_err_set(e, "%s: is a .hatchet tree; merging into a .json needs Chrome traces",
-                    in->path);
-        return -1;
-    }
-    cJSON *ev;
-    cJSON_ArrayForEach(ev, events_of(t->j)) {
-        char *label = pid_label(ev);
-        pid_index(t, label, 1);
-        free(label);
-    }
-    return 0;
-}
-
-/* A .hatchet input as is, or a trace aggregated into a tree. */
+/* A .hatchet input as is, or a trace aggregated into a tree. Caller deletes. */
 static cJSON *
 tree_of(const CliMergeIn *in, CliErr *e)
 {
-    cJSON *j = parse_input(in, e);
-    if (!j)
+    CliSrc s;
+    cJSON *j = NULL;
+    if (src_open(&s, in, e) != 0)
         return NULL;
-    CliProfile *p = cli_profile_from_json(j, in->path, e);
-    if (!p) {
-        cJSON_Delete(j);
+    CliProfile *p = cli_profile_load_src(&s, in->path, 0, NULL, NULL, e);
+    cli_src_close(&s);
+    if (!p)
         return NULL;
-    }
     if (p->kind == CLI_KIND_TRACE) {
-        cJSON_Delete(j);
         j = profile_hatchet(p);
+    } else { /* the tree itself, to copy its nodes as they are */
+        char *text = NULL;
+        size_t len = in->len;
+        CliErr pe;
+        if (!in->text && cli_file_read(in->path, &text, &len, e) != 0)
+            goto out;
+        if (!(j = cli_json_parse(in->text ? in->text : text, len, &pe)))
+            cli_err_set(e, "%s: %s", in->path, pe.msg);
+        free(text);
     }
+out:
     cli_profile_destroy(p);
     return j;
 }
 
-cJSON *
-cli_merge_mem(const CliMergeIn *in, int n, int as_hatchet, CliErr *e)
+int
+cli_merge_write(const CliMergeIn *in, int n, int as_hatchet, CliWriteFn w, void *user, CliErr *e)
 {
-    cJSON *out = NULL;
-    int i;
+    int i, rc = -1;
     if (as_hatchet) {
         cJSON **trees = cli_xcalloc((size_t)n, sizeof *trees);
         const char **names = cli_xcalloc((size_t)n, sizeof *names);
@@ -561,33 +777,41 @@ cli_merge_mem(const CliMergeIn *in, int n, int as_hatchet, CliErr *e)
             if (!(trees[i] = tree_of(&in[i], e)))
                 break;
         }
-        if (i == n)
-            out = cli_merge_hatchets(trees, names, n);
+        if (i == n) {
+            cJSON *out = cli_merge_hatchets(trees, names, n);
+            CliBuf b = {0};
+            cli_hatchet_print(&b, out);
+            w(b.s, b.n, user);
+            cli_buf_fini(&b);
+            cJSON_Delete(out);
+            rc = 0;
+        }
         for (i = 0; i < n; i++)
             cJSON_Delete(trees[i]);
         free(trees);
         free(names);
-        return out;
+        return rc;
     }
     TraceIn *t = cli_xcalloc((size_t)n, sizeof *t);
     for (i = 0; i < n; i++)
         if (trace_in_init(&t[i], &in[i], e) != 0)
             break;
     if (i == n)
-        out = merge_traces(t, n, e);
+        rc = merge_traces(t, n, w, user, e);
     for (i = 0; i < n; i++) {
-        cJSON_Delete(t[i].j);
+        cJSON_Delete(t[i].other);
         for (int k = 0; k < t[i].npids; k++)
             free(t[i].pids[k]);
         free(t[i].pids);
     }
     free(t);
-    return out;
+    return rc;
 }
 
 /* ---- main --------------------------------------------------------------------------------------- */
 
-/* Options, read every input, cli_merge_mem(), print and write atomically. */
+/* Options, then cli_merge_write() into OUT (atomically; stdin is read into memory
+ * first, since traces are read twice). */
 int
 cli_merge_main(int argc, char **argv)
 {
@@ -596,12 +820,12 @@ cli_merge_main(int argc, char **argv)
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     const char *outpath = NULL, *as = NULL;
-    int c, rc = CLI_EXIT_USAGE, n = 0;
+    int c, rc = CLI_EXIT_USAGE, n = 0, opened = 0;
     CliErr e;
-    CliBuf buf = {0};
-    cJSON *merged = NULL;
+    CliOut o;
     CliMergeIn *in = NULL;
-    char **texts = NULL;
+    char *stdin_text = NULL;
+    size_t stdin_len = 0;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
@@ -626,36 +850,34 @@ cli_merge_main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     in = cli_xcalloc((size_t)n, sizeof *in);
-    texts = cli_xcalloc((size_t)n, sizeof *texts);
     for (int i = 0; i < n; i++) {
         in[i].path = argv[optind + i];
-        if (cli_file_read(in[i].path, &texts[i], &in[i].len, &e) != 0)
+        if (strcmp(in[i].path, "-") != 0)
+            continue;
+        if (!stdin_text && cli_file_read("-", &stdin_text, &stdin_len, &e) != 0)
             goto bad;
-        in[i].text = texts[i];
+        in[i].text = stdin_text;
+        in[i].len = stdin_len;
     }
-    if (!(merged = cli_merge_mem(in, n, hatchet, &e)))
+    if (cli_out_open(&o, outpath, &e) != 0)
         goto bad;
-    if (hatchet) {
-        cli_hatchet_print(&buf, merged);
-    } else {
-        char *s = cJSON_PrintUnformatted(merged);
-        cli_buf_puts(&buf, s);
-        cli_buf_putc(&buf, '\n');
-        free(s);
-    }
-    if (cli_file_write_atomic(outpath, buf.s, buf.n, &e) != 0)
+    opened = 1;
+    if (cli_merge_write(in, n, hatchet, cli_out_write, &o, &e) != 0)
+        goto bad;
+    opened = 0;
+    if (cli_out_close(&o, 1, &e) != 0)
         goto bad;
     rc = CLI_EXIT_OK;
     goto out;
 bad:
+    if (opened) {
+        CliErr ignored;
+        cli_out_close(&o, 0, &ignored);
+    }
     cli_error("merge", "%s", e.msg);
     rc = CLI_EXIT_INPUT;
 out:
-    for (int i = 0; texts && i < n; i++)
-        free(texts[i]);
-    free(texts);
+    free(stdin_text);
     free(in);
-    cJSON_Delete(merged);
-    cli_buf_fini(&buf);
     return rc;
 }

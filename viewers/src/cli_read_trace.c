@@ -16,6 +16,15 @@
  * is type- and range-checked; a bad one fails the whole file with a message naming it
  * ("traceEvents[3].args.programs is not a number"). JSON null counts as absent. Fields
  * nothing reads (grid, constexprs, scope_id, ...) are not looked at.
+ *
+ * Streaming: events arrive one at a time (cli_trace_event, from cli_stream.c or from a
+ * parsed document) and are aggregated at once; what has to wait for the end is kept
+ * compact: one Launch per kernel slice (to find the launch an in-kernel scope ran in)
+ * and one Scope per in-kernel scope slice with its metric values, both holding
+ * interned strings. Timeline slices are kept only when asked for (CLI_LOAD_SPANS), and
+ * past CLI_SPANS_KEEP of them only the longest (ties spread evenly over the file by a
+ * hash of their index), so memory follows the tree and the timeline window, not the
+ * file.
  */
 #include "cli.h"
 
@@ -25,26 +34,51 @@
 
 typedef struct Launch {
     double ts, end;
-    const char *pid;
-    const char *name;
+    const char *pid;         /* interned */
+    const char *name;        /* interned */
     CliNode *node;
 } Launch;
 
-typedef struct TReader {
+/* A metric value of an in-kernel scope, added to its node once the node is known. */
+typedef struct Pend {
+    const char *name;        /* interned */
+    double v;
+    int hint;                /* also give the root a zero hint (counters) */
+    struct Pend *next;
+} Pend;
+
+typedef struct Scope {
+    double ts, dur;
+    int thread, evi;
+    const char *name, *kernel; /* interned */
+    Pend *vals;
+} Scope;
+
+struct CliTraceReader {
     CliProfile *p;
     CliErr *e;
-    const cJSON **ev;        /* event of each span, parallel to p->spans */
-    int *evi;                /* its index in traceEvents, for messages */
+    int flags;               /* CLI_LOAD_* */
     Launch *launches;
     int nlaunches, caplaunches;
+    Scope *scopes;
+    int nscopes, capscopes;
+    Pend **pend_tail, *pend_last; /* where add_metric puts a scope's values, the last one */
+    unsigned *span_key;      /* reservoir: priority of each kept span (min-heap when full) */
+    long spans_seen;
     char **tkeys;            /* (pid, tid) -> thread index hash */
     int *tvals;
     int tcap;
+    char **ikeys;            /* interned strings */
+    int icap, icount;
     int id_count, id_time;
+    int seen_other, seen_base;
     int cur;                 /* index of the event being read, -1 outside traceEvents */
-    const char *pid, *tid;   /* ids of the current X or M event as text */
+    const char *pid, *tid;   /* ids of the current X or M event as text (interned) */
+    double id_num[2];        /* the last numeric pid and tid, and their text */
+    const char *id_text[2];
     CliArena *a;
-} TReader;
+};
+typedef CliTraceReader TReader;
 
 /* Accepted values of a numeric field, and how a message describes them. */
 typedef struct Range {
@@ -65,6 +99,35 @@ static const Range R_SORT = {-2147483648.0, 2147483647.0, 1, "-2^31 to 2^31-1"};
 static const Range R_CORES = {0, 2147483647.0, 1, "0 to 2^31-1"};
 static const Range R_DROPPED = {0, 9.2e18, 1, "0 to 9.2e18"};
 
+/* ---- interned strings ---------------------------------------------------------------------- */
+
+/* The arena copy of s shared by every event that names it (kernels, scopes, pids). */
+static const char *
+intern(TReader *r, const char *s)
+{
+    if ((r->icount + 1) * 2 > r->icap) {
+        int cap = r->icap ? r->icap * 2 : 256;
+        char **k = cli_xcalloc((size_t)cap, sizeof *k);
+        for (int i = 0; i < r->icap; i++) {
+            if (!r->ikeys[i])
+                continue;
+            unsigned j = cli_hash_str(r->ikeys[i]) & (unsigned)(cap - 1);
+            while (k[j])
+                j = (j + 1) & (unsigned)(cap - 1);
+            k[j] = r->ikeys[i];
+        }
+        free(r->ikeys);
+        r->ikeys = k;
+        r->icap = cap;
+    }
+    unsigned mask = (unsigned)r->icap - 1, j = cli_hash_str(s) & mask;
+    for (; r->ikeys[j]; j = (j + 1) & mask)
+        if (strcmp(r->ikeys[j], s) == 0)
+            return r->ikeys[j];
+    r->icount++;
+    return r->ikeys[j] = cli_arena_strdup(r->a, s);
+}
+
 /* ---- checked fields ---------------------------------------------------------------------- */
 
 /* Sets r->e to "traceEvents[i].<prefix><key> <why>" (no index outside traceEvents); -1. */
@@ -78,22 +141,29 @@ bad(TReader *r, const char *prefix, const char *key, const char *why)
     return -1;
 }
 
-/* A number within rg: 0 with *out set, or -1 with r->e set. */
+/* A number within rg, named 'key' in messages: 0 with *out set, or -1 with r->e set. */
 static int
-check_num(TReader *r, const cJSON *x, const char *prefix, const Range *rg, double *out)
+check_num_key(TReader *r, const cJSON *x, const char *prefix, const char *key, const Range *rg,
+              double *out)
 {
     char why[96];
     if (!cJSON_IsNumber(x))
-        return bad(r, prefix, x->string ? x->string : "", "is not a number");
+        return bad(r, prefix, key, "is not a number");
     double v = x->valuedouble;
     if (!(v >= rg->lo && v <= rg->hi)) {
         snprintf(why, sizeof why, "is out of range (%s)", rg->text);
-        return bad(r, prefix, x->string ? x->string : "", why);
+        return bad(r, prefix, key, why);
     }
     if (rg->integer && v != floor(v))
-        return bad(r, prefix, x->string ? x->string : "", "is not an integer");
+        return bad(r, prefix, key, "is not an integer");
     *out = v;
     return 0;
+}
+
+static int
+check_num(TReader *r, const cJSON *x, const char *prefix, const Range *rg, double *out)
+{
+    return check_num_key(r, x, prefix, x->string ? x->string : "", rg, out);
 }
 
 /* Optional number obj.key: 0 with *out set, 1 when absent or null, -1 with r->e set. */
@@ -138,12 +208,12 @@ get_obj(TReader *r, const cJSON *obj, const char *prefix, const char *key, const
 /* pid or tid of ev: a string, or an integer in R_ID; "0" when absent. Writes the text to
  * *out when out is not NULL. 0 or -1 with r->e set. */
 static int
-get_id(TReader *r, const cJSON *ev, const char *key, const char **out)
+get_id(TReader *r, const cJSON *x, const char *key, const char **out)
 {
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(ev, key);
     char buf[32];
     double v;
     const char *s = "0";
+    int slot = key[0] == 't';
     if (x && !cJSON_IsNull(x)) {
         if (cJSON_IsString(x)) {
             s = x->valuestring;
@@ -152,12 +222,20 @@ get_id(TReader *r, const cJSON *ev, const char *key, const char **out)
         } else {
             if (check_num(r, x, "", &R_ID, &v) != 0)
                 return -1;
+            if (!out)
+                return 0;
+            if (r->id_text[slot] && r->id_num[slot] == v) { /* the same id as last time */
+                *out = r->id_text[slot];
+                return 0;
+            }
             cli_fmt_double(buf, v);
-            s = buf;
+            *out = r->id_text[slot] = intern(r, buf);
+            r->id_num[slot] = v;
+            return 0;
         }
     }
     if (out)
-        *out = cli_arena_strdup(r->a, s);
+        *out = intern(r, s);
     return 0;
 }
 
@@ -224,11 +302,20 @@ thread_of(TReader *r)
 
 /* ---- metrics -------------------------------------------------------------------------------- */
 
-/* Adds a numeric metric; metric names are capped like the hatchet reader's. */
+/* Adds a numeric metric; metric names are capped like the hatchet reader's. While an
+ * in-kernel scope is read (n NULL) the value waits in r->pend for its node. */
 static int
 add_metric(TReader *r, CliNode *n, const char *name, double v, int mode)
 {
     CliProfile *p = r->p;
+    if (!n) {
+        Pend *x = cli_arena_alloc(r->a, sizeof *x);
+        x->name = intern(r, name);
+        x->v = v;
+        *r->pend_tail = r->pend_last = x;
+        r->pend_tail = &x->next;
+        return 0;
+    }
     if (p->nmetrics >= CLI_MAX_METRICS && cli_profile_metric_find(p, name) < 0) {
         cli_err_set(r->e, "more than %d distinct metrics", CLI_MAX_METRICS);
         return -1;
@@ -263,7 +350,10 @@ add_counters(TReader *r, CliNode *n, const cJSON *args)
         if (check_num(r, x, "args.counters.", &R_AMOUNT, &v) != 0 ||
             add_metric(r, n, x->string, v, 's') != 0)
             return -1;
-        hint(r, x->string);
+        if (n)
+            hint(r, x->string);
+        else
+            r->pend_last->hint = 1;
     }
     return 0;
 }
@@ -406,8 +496,8 @@ add_kernel(TReader *r, const cJSON *ev, const char *name, double ts, double dur)
     Launch *l = &r->launches[r->nlaunches++];
     l->ts = ts;
     l->end = ts + dur;
-    l->pid = p->threads[p->spans[p->nspans - 1].thread].pid;
-    l->name = p->spans[p->nspans - 1].name;
+    l->pid = r->pid;
+    l->name = intern(r, name);
     l->node = n;
     return 0;
 }
@@ -424,33 +514,104 @@ add_host_scope(TReader *r, const cJSON *ev, const char *name)
     return cJSON_IsObject(args) ? add_args_metrics(r, n, args, "args.", 0) : 0;
 }
 
-/* ---- events --------------------------------------------------------------------------------- */
+/* An in-kernel scope slice: its values are checked now and added to its node at the
+ * end (add_scopes), once every launch it may belong to is known. */
+static int
+add_scope(TReader *r, const cJSON *ev, const char *name, const char *kernel, double ts,
+          double dur, int thread)
+{
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
+    if (r->nscopes == r->capscopes) {
+        r->capscopes = r->capscopes ? r->capscopes * 2 : 256;
+        r->scopes = cli_xrealloc(r->scopes, (size_t)r->capscopes * sizeof *r->scopes);
+    }
+    Scope *sc = &r->scopes[r->nscopes++];
+    memset(sc, 0, sizeof *sc);
+    sc->ts = ts;
+    sc->dur = dur;
+    sc->thread = thread;
+    sc->evi = r->cur;
+    sc->name = intern(r, name);
+    sc->kernel = intern(r, kernel);
+    r->pend_tail = &sc->vals;
+    if (cJSON_IsObject(args) &&
+        (add_counters(r, NULL, args) != 0 || add_args_metrics(r, NULL, args, "args.", 0) != 0))
+        return -1;
+    return 0;
+}
+
+/* ---- timeline slices ------------------------------------------------------------------------ */
+
+/* Priority of the slice read as the idx-th one: longer first, ties spread by a hash. */
+static unsigned
+spread(long idx)
+{
+    uint64_t h = (uint64_t)idx * 0x9e3779b97f4a7c15ull;
+    return (unsigned)(h >> 32);
+}
+
+static int
+span_less(const CliSpan *a, unsigned ka, const CliSpan *b, unsigned kb)
+{
+    return a->dur != b->dur ? a->dur < b->dur : ka < kb;
+}
 
 static void
-add_span(TReader *r, const cJSON *ev, const char *name, int cat, const char *kernel, double ts,
-         double dur)
+heap_down(TReader *r, int i)
+{
+    CliSpan *s = r->p->spans;
+    unsigned *k = r->span_key;
+    int n = r->p->nspans;
+    for (;;) {
+        int m = i, a = 2 * i + 1, b = a + 1;
+        if (a < n && span_less(&s[a], k[a], &s[m], k[m]))
+            m = a;
+        if (b < n && span_less(&s[b], k[b], &s[m], k[m]))
+            m = b;
+        if (m == i)
+            return;
+        CliSpan t = s[i];
+        s[i] = s[m];
+        s[m] = t;
+        unsigned x = k[i];
+        k[i] = k[m];
+        k[m] = x;
+        i = m;
+    }
+}
+
+/* Keeps the slice for the timeline: all of them up to CLI_SPANS_KEEP, then a min-heap
+ * of the longest. */
+static void
+add_span(TReader *r, const char *name, int cat, const char *kernel, double ts, double dur,
+         int thread)
 {
     CliProfile *p = r->p;
-    if (p->nspans == p->capspans) {
-        p->capspans = p->capspans ? p->capspans * 2 : 1024;
-        p->spans = cli_xrealloc(p->spans, (size_t)p->capspans * sizeof *p->spans);
-        r->ev = cli_xrealloc(r->ev, (size_t)p->capspans * sizeof *r->ev);
-        r->evi = cli_xrealloc(r->evi, (size_t)p->capspans * sizeof *r->evi);
+    CliSpan s = {.ts = ts, .dur = dur, .cat = cat, .thread = thread, .name = intern(r, name),
+                 .kernel = cat == CLI_SPAN_SCOPE ? intern(r, kernel) : NULL};
+    unsigned key = spread(r->spans_seen++);
+    p->spans_total++;
+    if (p->nspans < CLI_SPANS_KEEP) {
+        if (p->nspans == p->capspans) {
+            p->capspans = p->capspans ? p->capspans * 2 : 1024;
+            p->spans = cli_xrealloc(p->spans, (size_t)p->capspans * sizeof *p->spans);
+            r->span_key = cli_xrealloc(r->span_key, (size_t)p->capspans * sizeof *r->span_key);
+        }
+        p->spans[p->nspans] = s;
+        r->span_key[p->nspans++] = key;
+        if (p->nspans == CLI_SPANS_KEEP)
+            for (int i = p->nspans / 2 - 1; i >= 0; i--)
+                heap_down(r, i);
+        return;
     }
-    CliSpan *s = &p->spans[p->nspans];
-    memset(s, 0, sizeof *s);
-    s->ts = ts;
-    s->dur = dur;
-    s->cat = cat;
-    s->thread = thread_of(r);
-    s->name = cli_arena_strdup(r->a, name);
-    if (cat == CLI_SPAN_SCOPE)
-        s->kernel = cli_arena_strdup(r->a, kernel);
-    r->ev[p->nspans] = ev;
-    r->evi[p->nspans] = r->cur;
-    p->threads[s->thread].nspans++;
-    p->nspans++;
+    if (!span_less(&p->spans[0], r->span_key[0], &s, key))
+        return;
+    p->spans[0] = s;
+    r->span_key[0] = key;
+    heap_down(r, 0);
 }
+
+/* ---- events --------------------------------------------------------------------------------- */
 
 static int
 metadata(TReader *r, const cJSON *ev, const char *name)
@@ -496,8 +657,8 @@ span_cat(const char *cat, const char *kernel)
 
 /* Validates one event and records it. Every event's pid, tid and ts are checked (merge
  * rewrites them); only X and M events are read further. Returns 0 or -1 with r->e set. */
-static int
-read_event(TReader *r, const cJSON *ev, int idx)
+int
+cli_trace_event(TReader *r, const cJSON *ev, int idx)
 {
     double ts = 0, dur = 0;
     const char *kernel = NULL;
@@ -506,10 +667,23 @@ read_event(TReader *r, const cJSON *ev, int idx)
         cli_err_set(r->e, "traceEvents[%d] is not an object", idx);
         return -1;
     }
-    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(ev, "ph");
-    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(ev, "name");
-    const cJSON *cat = cJSON_GetObjectItemCaseSensitive(ev, "cat");
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
+    /* the fields read, in one pass (the first of a name counts, as with cJSON's lookup) */
+    const cJSON *ph = NULL, *nm = NULL, *cat = NULL, *args = NULL, *pid = NULL, *tid = NULL;
+    const cJSON *tsj = NULL, *durj = NULL, *x;
+    for (x = ev->child; x; x = x->next) {
+        const char *k = x->string;
+        const cJSON **f = NULL;
+        switch (k[0]) {
+        case 'p': f = strcmp(k, "ph") == 0 ? &ph : strcmp(k, "pid") == 0 ? &pid : NULL; break;
+        case 'n': f = strcmp(k, "name") == 0 ? &nm : NULL; break;
+        case 'c': f = strcmp(k, "cat") == 0 ? &cat : NULL; break;
+        case 'a': f = strcmp(k, "args") == 0 ? &args : NULL; break;
+        case 't': f = strcmp(k, "tid") == 0 ? &tid : strcmp(k, "ts") == 0 ? &tsj : NULL; break;
+        case 'd': f = strcmp(k, "dur") == 0 ? &durj : NULL; break;
+        }
+        if (f && !*f)
+            *f = x;
+    }
     if (!cJSON_IsString(ph)) {
         cli_err_set(r->e, "traceEvents[%d] has no \"ph\" string", idx);
         return -1;
@@ -521,17 +695,15 @@ read_event(TReader *r, const cJSON *ev, int idx)
     }
     int is_x = strcmp(ph->valuestring, "X") == 0, is_m = strcmp(ph->valuestring, "M") == 0;
     int read = is_x || is_m;
-    if (get_id(r, ev, "pid", read ? &r->pid : NULL) != 0 ||
-        get_id(r, ev, "tid", read ? &r->tid : NULL) != 0 ||
-        get_num(r, ev, "", "ts", &R_TS, &ts) < 0)
+    if (get_id(r, pid, "pid", read ? &r->pid : NULL) != 0 ||
+        get_id(r, tid, "tid", read ? &r->tid : NULL) != 0 ||
+        (tsj && !cJSON_IsNull(tsj) && check_num(r, tsj, "", &R_TS, &ts) != 0))
         return -1;
     const char *name = nm ? nm->valuestring : "";
     if (is_m)
         return metadata(r, ev, name);
     if (!is_x)
         return 0; /* counters, instants, flows: not part of the tree or the timeline */
-    const cJSON *tsj = cJSON_GetObjectItemCaseSensitive(ev, "ts");
-    const cJSON *durj = cJSON_GetObjectItemCaseSensitive(ev, "dur");
     if (!cJSON_IsNumber(tsj) || !cJSON_IsNumber(durj)) {
         cli_err_set(r->e, "traceEvents[%d] (\"%s\"): X event without numeric ts and dur", idx,
                     name);
@@ -546,30 +718,48 @@ read_event(TReader *r, const cJSON *ev, int idx)
     if (cat && strcmp(cat->valuestring, "scope") == 0 &&
         get_str(r, args, "args.", "kernel", &kernel) != 0)
         return -1;
-    int kind = span_cat(cat ? cat->valuestring : NULL, kernel);
-    add_span(r, ev, name, kind, kernel, ts, dur);
+    int kind = span_cat(cat ? cat->valuestring : NULL, kernel), thread = thread_of(r);
+    r->p->threads[thread].nspans++;
+    if (r->flags & CLI_LOAD_SPANS)
+        add_span(r, name, kind, kernel, ts, dur, thread);
     if (kind == CLI_SPAN_KERNEL)
         return add_kernel(r, ev, name, ts, dur);
     if (kind == CLI_SPAN_HOST)
         return add_host_scope(r, ev, name);
+    if (kind == CLI_SPAN_SCOPE)
+        return add_scope(r, ev, name, kernel, ts, dur, thread);
     return 0;
 }
 
 /* ---- in-kernel scopes and nesting -------------------------------------------------------- */
 
-static CliSpan *cmp_spans;
+/* Slices of a thread by start, longer first (parents before children), then 'tie'. */
+static int
+cmp_slice(int ta, double tsa, double da, int tb, double tsb, double db, int tie)
+{
+    if (ta != tb)
+        return ta - tb;
+    if (tsa != tsb)
+        return tsa < tsb ? -1 : 1;
+    if (da != db)
+        return da > db ? -1 : 1;
+    return tie;
+}
 
 static int
-cmp_span_idx(const void *a, const void *b)
+cmp_scope(const void *a, const void *b)
 {
-    const CliSpan *x = &cmp_spans[*(const int *)a], *y = &cmp_spans[*(const int *)b];
-    if (x->thread != y->thread)
-        return x->thread - y->thread;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    if (x->dur != y->dur)
-        return x->dur > y->dur ? -1 : 1;
-    return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+    const Scope *x = a, *y = b;
+    return cmp_slice(x->thread, x->ts, x->dur, y->thread, y->ts, y->dur,
+                     (x->evi > y->evi) - (x->evi < y->evi));
+}
+
+static int
+cmp_span(const void *a, const void *b)
+{
+    const CliSpan *x = a, *y = b;
+    return cmp_slice(x->thread, x->ts, x->dur, y->thread, y->ts, y->dur,
+                     (x->cat > y->cat) - (x->cat < y->cat));
 }
 
 static int
@@ -579,7 +769,8 @@ cmp_launch(const void *a, const void *b)
     return (x->ts > y->ts) - (x->ts < y->ts);
 }
 
-/* The launch of 'kernel' in process 'pid' running at time ts, or NULL. */
+/* The launch of 'kernel' in process 'pid' running at time ts, or NULL (strings are
+ * interned: compared by address). */
 static Launch *
 find_launch(TReader *r, const char *pid, const char *kernel, double ts)
 {
@@ -593,7 +784,7 @@ find_launch(TReader *r, const char *pid, const char *kernel, double ts)
     }
     for (int i = lo - 1, k = 0; i >= 0 && k < 256; i--, k++) {
         Launch *l = &r->launches[i];
-        if (l->end + 1e-3 >= ts && strcmp(l->name, kernel) == 0 && strcmp(l->pid, pid) == 0)
+        if (l->end + 1e-3 >= ts && l->name == kernel && l->pid == pid)
             return l;
     }
     return NULL;
@@ -601,17 +792,19 @@ find_launch(TReader *r, const char *pid, const char *kernel, double ts)
 
 typedef struct Open {
     double end;
-    CliNode *node;  /* scope node, NULL for other slices */
+    CliNode *node;
     const char *kernel;
 } Open;
 
+/* The node of scope slice s: under the innermost open scope of the same kernel on its
+ * thread, else under the launch that contains it, else under ROOT/<kernel>. */
 static int
-scope_event(TReader *r, const CliSpan *s, const cJSON *ev, Open *stack, int sp, CliNode **out)
+scope_node(TReader *r, const Scope *s, const Open *stack, int sp, CliNode **out)
 {
     CliProfile *p = r->p;
     CliNode *parent = NULL;
     for (int i = sp - 1; i >= 0 && !parent; i--)
-        if (stack[i].node && strcmp(stack[i].kernel, s->kernel) == 0)
+        if (stack[i].kernel == s->kernel)
             parent = stack[i].node;
     if (!parent) {
         Launch *l = find_launch(r, p->threads[s->thread].pid, s->kernel, s->ts);
@@ -625,39 +818,35 @@ scope_event(TReader *r, const CliSpan *s, const cJSON *ev, Open *stack, int sp, 
     n->depth = parent->depth + 1;
     cli_node_add_num(p, n, r->id_count, 1);
     cli_node_add_num(p, n, r->id_time, s->dur * 1000.0);
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
-    if (cJSON_IsObject(args) &&
-        (add_counters(r, n, args) != 0 || add_args_metrics(r, n, args, "args.", 0) != 0))
-        return -1;
+    for (const Pend *v = s->vals; v; v = v->next) {
+        if (add_metric(r, n, v->name, v->v, 's') != 0)
+            return -1;
+        if (v->hint)
+            hint(r, v->name);
+    }
     *out = n;
     return 0;
 }
 
-/* Sorts slices per thread by start, fills their nesting depth and attaches in-kernel
- * scopes to the tree. */
+/* Attaches in-kernel scopes to the tree, nested by time containment on their thread. */
 static int
-nest(TReader *r)
+add_scopes(TReader *r)
 {
-    CliProfile *p = r->p;
-    int rc = -1, n = p->nspans, sp = 0, cap = 64;
-    int *idx = cli_xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+    int rc = -1, sp = 0, cap = 64;
     Open *stack = cli_xmalloc(sizeof(Open) * (size_t)cap);
-    for (int i = 0; i < n; i++)
-        idx[i] = i;
-    cmp_spans = p->spans;
-    qsort(idx, (size_t)n, sizeof *idx, cmp_span_idx);
+    if (r->nscopes > 1)
+        qsort(r->scopes, (size_t)r->nscopes, sizeof *r->scopes, cmp_scope);
     if (r->nlaunches > 1)
         qsort(r->launches, (size_t)r->nlaunches, sizeof *r->launches, cmp_launch);
-    for (int k = 0; k < n; k++) {
-        CliSpan *s = &p->spans[idx[k]];
-        if (k > 0 && p->spans[idx[k - 1]].thread != s->thread)
+    for (int k = 0; k < r->nscopes; k++) {
+        const Scope *s = &r->scopes[k];
+        CliNode *node;
+        if (k > 0 && r->scopes[k - 1].thread != s->thread)
             sp = 0;
         while (sp > 0 && stack[sp - 1].end <= s->ts + 1e-6)
             sp--;
-        s->depth = sp;
-        CliNode *node = NULL;
-        r->cur = r->evi[idx[k]];
-        if (s->cat == CLI_SPAN_SCOPE && scope_event(r, s, r->ev[idx[k]], stack, sp, &node) != 0)
+        r->cur = s->evi;
+        if (scope_node(r, s, stack, sp, &node) != 0)
             goto out;
         if (sp == cap) {
             cap *= 2;
@@ -668,19 +857,34 @@ nest(TReader *r)
         stack[sp].kernel = s->kernel;
         sp++;
     }
-    /* keep the timeline in (thread, start) order */
-    CliSpan *sorted = cli_xmalloc(sizeof(CliSpan) * (size_t)(n ? n : 1));
-    for (int k = 0; k < n; k++)
-        sorted[k] = p->spans[idx[k]];
-    free(p->spans);
-    p->spans = sorted;
-    p->capspans = n;
     rc = 0;
 out:
-    cmp_spans = NULL;
-    free(idx);
     free(stack);
     return rc;
+}
+
+/* Sorts the kept slices per thread by start and fills their nesting depth. */
+static void
+nest_spans(CliProfile *p)
+{
+    int sp = 0, cap = 64;
+    double *end = cli_xmalloc(sizeof(double) * (size_t)cap);
+    if (p->nspans > 1)
+        qsort(p->spans, (size_t)p->nspans, sizeof *p->spans, cmp_span);
+    for (int k = 0; k < p->nspans; k++) {
+        CliSpan *s = &p->spans[k];
+        if (k > 0 && p->spans[k - 1].thread != s->thread)
+            sp = 0;
+        while (sp > 0 && end[sp - 1] <= s->ts + 1e-6)
+            sp--;
+        s->depth = sp;
+        if (sp == cap) {
+            cap *= 2;
+            end = cli_xrealloc(end, sizeof(double) * (size_t)cap);
+        }
+        end[sp++] = s->ts + s->dur;
+    }
+    free(end);
 }
 
 /* ---- top level ------------------------------------------------------------------------------- */
@@ -749,52 +953,104 @@ share_process_names(CliProfile *p)
     free(idx);
 }
 
-int
-cli_read_trace(CliProfile *p, const cJSON *top, CliErr *e)
+TReader *
+cli_trace_reader_create(CliProfile *p, int flags, CliErr *e)
 {
-    TReader r = {.p = p, .e = e, .a = &p->arena, .cur = -1};
-    const cJSON *events = top, *od;
-    int rc = -1;
+    TReader *r = cli_xcalloc(1, sizeof *r);
+    r->p = p;
+    r->e = e;
+    r->a = &p->arena;
+    r->cur = -1;
+    r->flags = flags;
+    r->id_count = cli_profile_metric_id(p, "count");
+    r->id_time = cli_profile_metric_id(p, "time (ns)");
+    return r;
+}
+
+/* A top-level member of the trace object other than traceEvents (the first of each
+ * name counts, as cJSON's lookup would). 0 or -1 with the reader's error set. */
+int
+cli_trace_field(TReader *r, const char *key, const cJSON *v)
+{
+    CliProfile *p = r->p;
+    r->cur = -1;
+    if (strcmp(key, "otherData") == 0 && !r->seen_other++) {
+        if (cJSON_IsNull(v))
+            return 0;
+        if (!cJSON_IsObject(v))
+            return bad(r, "", key, "is not an object");
+        return other_data(r, v);
+    }
+    if (strcmp(key, "baseTimeNanoseconds") == 0 && !r->seen_base++) {
+        double base;
+        if (cJSON_IsNull(v))
+            return 0;
+        if (check_num_key(r, v, "", key, &R_COUNT, &base) != 0)
+            return -1;
+        p->base_ns = base;
+        p->has_base = 1;
+    }
+    return 0;
+}
+
+/* After the last event: in-kernel scopes, timeline nesting, process names, hints. */
+int
+cli_trace_finish(TReader *r)
+{
+    CliProfile *p = r->p;
+    long xspans = 0;
+    if (add_scopes(r) != 0)
+        return -1;
+    nest_spans(p);
+    share_process_names(p);
+    for (int i = 0; i < p->nthreads; i++)
+        xspans += p->threads[i].nspans;
+    if (r->nlaunches > 0 || xspans > 0) {
+        hint(r, "count");
+        hint(r, "time (ns)");
+    }
+    if (!p->device_type && r->nlaunches > 0)
+        p->device_type = "CPU";
+    return 0;
+}
+
+void
+cli_trace_reader_destroy(TReader *r)
+{
+    if (!r)
+        return;
+    free(r->launches);
+    free(r->scopes);
+    free(r->span_key);
+    free(r->tkeys);
+    free(r->tvals);
+    free(r->ikeys);
+    free(r);
+}
+
+int
+cli_read_trace(CliProfile *p, const cJSON *top, int flags, CliErr *e)
+{
+    TReader *r = cli_trace_reader_create(p, flags, e);
+    const cJSON *events = top, *x;
+    int rc = -1, i = 0;
     if (cJSON_IsObject(top)) {
         events = cJSON_GetObjectItemCaseSensitive(top, "traceEvents");
         if (!cJSON_IsArray(events)) {
             cli_err_set(e, "no \"traceEvents\" list (neither a .hatchet tree nor a Chrome trace)");
-            return -1;
+            goto out;
         }
-        if (get_obj(&r, top, "", "otherData", &od) != 0 || (od && other_data(&r, od) != 0))
-            return -1;
-        double base;
-        int got = get_num(&r, top, "", "baseTimeNanoseconds", &R_COUNT, &base);
-        if (got < 0)
-            return -1;
-        if (got == 0) {
-            p->base_ns = base;
-            p->has_base = 1;
+        cJSON_ArrayForEach(x, top) {
+            if (x != events && cli_trace_field(r, x->string, x) != 0)
+                goto out;
         }
     }
-    r.id_count = cli_profile_metric_id(p, "count");
-    r.id_time = cli_profile_metric_id(p, "time (ns)");
-    const cJSON *ev;
-    int i = 0;
-    cJSON_ArrayForEach(ev, events) {
-        if (read_event(&r, ev, i++) != 0)
+    cJSON_ArrayForEach(x, events) {
+        if (cli_trace_event(r, x, i++) != 0)
             goto out;
     }
-    if (nest(&r) != 0)
-        goto out;
-    share_process_names(p);
-    if (r.nlaunches > 0 || p->nspans > 0) {
-        hint(&r, "count");
-        hint(&r, "time (ns)");
-    }
-    if (!p->device_type && r.nlaunches > 0)
-        p->device_type = "CPU";
-    rc = 0;
+    rc = cli_trace_finish(r);
 out:
-    free(r.ev);
-    free(r.evi);
-    free(r.launches);
-    free(r.tkeys);
-    free(r.tvals);
+    cli_trace_reader_destroy(r);
     return rc;
 }

@@ -351,7 +351,7 @@ cli_report_main(int argc, char **argv)
     }
     ps = cli_xcalloc((size_t)nfiles, sizeof *ps);
     for (int i = 0; i < nfiles; i++)
-        if (!(ps[i] = cli_profile_load(argv[optind + i], &e))) {
+        if (!(ps[i] = cli_profile_load_opts(argv[optind + i], 0, &e))) {
             cli_error("report", "%s", e.msg);
             rc = CLI_EXIT_INPUT;
             goto out;

@@ -40,8 +40,8 @@ cli_profile_destroy(CliProfile *p)
     free(p);
 }
 
-static unsigned
-hash_str(const char *s)
+unsigned
+cli_hash_str(const char *s)
 {
     unsigned h = 2166136261u; /* FNV-1a */
     for (; *s; s++)
@@ -53,7 +53,7 @@ static void
 index_insert(CliProfile *p, char *key, int val)
 {
     unsigned mask = (unsigned)p->metric_index_cap - 1;
-    unsigned i = hash_str(key) & mask;
+    unsigned i = cli_hash_str(key) & mask;
     while (p->metric_index_keys[i])
         i = (i + 1) & mask;
     p->metric_index_keys[i] = key;
@@ -79,7 +79,7 @@ cli_profile_metric_find(const CliProfile *p, const char *name)
     if (!p->metric_index_cap)
         return -1;
     unsigned mask = (unsigned)p->metric_index_cap - 1;
-    for (unsigned i = hash_str(name) & mask; p->metric_index_keys[i]; i = (i + 1) & mask)
+    for (unsigned i = cli_hash_str(name) & mask; p->metric_index_keys[i]; i = (i + 1) & mask)
         if (strcmp(p->metric_index_keys[i], name) == 0)
             return p->metric_index_vals[i];
     return -1;

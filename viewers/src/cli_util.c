@@ -263,40 +263,82 @@ out:
 }
 
 int
-cli_file_write_atomic(const char *path, const char *data, size_t len, CliErr *e)
+cli_out_open(CliOut *o, const char *path, CliErr *e)
 {
+    memset(o, 0, sizeof *o);
+    o->path = path;
     if (strcmp(path, "-") == 0) {
-        if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0) {
-            cli_err_set(e, "stdout: write error: %s", strerror(errno));
+        o->f = stdout;
+        return 0;
+    }
+    size_t plen = strlen(path);
+    o->tmp = cli_xmalloc(plen + 32);
+    snprintf(o->tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
+    if (!(o->f = fopen(o->tmp, "wb"))) {
+        cli_err_set(e, "%s: cannot write: %s", path, strerror(errno));
+        free(o->tmp);
+        o->tmp = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+void
+cli_out_write(const char *s, size_t n, void *user)
+{
+    CliOut *o = user;
+    if (!o->err && fwrite(s, 1, n, o->f) != n)
+        o->err = errno ? errno : EIO;
+}
+
+int
+cli_out_close(CliOut *o, int ok, CliErr *e)
+{
+    int rc = -1;
+    if (!o->tmp) { /* stdout */
+        if (fflush(stdout) != 0 && !o->err)
+            o->err = errno ? errno : EIO;
+        if (o->err) {
+            cli_err_set(e, "stdout: write error: %s", strerror(o->err));
             return -1;
         }
         return 0;
     }
-    size_t plen = strlen(path);
-    char *tmp = cli_xmalloc(plen + 32);
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    int rc = -1;
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        cli_err_set(e, "%s: cannot write: %s", path, strerror(errno));
+    if (fclose(o->f) != 0 && !o->err)
+        o->err = errno ? errno : EIO;
+    if (!ok)
+        goto out;
+    if (o->err) {
+        cli_err_set(e, "%s: write error: %s", o->path, strerror(o->err));
         goto out;
     }
-    int bad = fwrite(data, 1, len, f) != len;
-    bad |= fclose(f) != 0;
-    if (bad) {
-        cli_err_set(e, "%s: write error: %s", path, strerror(errno));
-        unlink(tmp);
-        goto out;
-    }
-    if (rename(tmp, path) != 0) {
-        cli_err_set(e, "%s: cannot rename into place: %s", path, strerror(errno));
-        unlink(tmp);
+    if (rename(o->tmp, o->path) != 0) {
+        cli_err_set(e, "%s: cannot rename into place: %s", o->path, strerror(errno));
         goto out;
     }
     rc = 0;
 out:
-    free(tmp);
+    if (rc != 0)
+        unlink(o->tmp);
+    free(o->tmp);
+    memset(o, 0, sizeof *o);
     return rc;
+}
+
+int
+cli_file_write_atomic(const char *path, const char *data, size_t len, CliErr *e)
+{
+    CliOut o;
+    if (cli_out_open(&o, path, e) != 0)
+        return -1;
+    cli_out_write(data, len, &o);
+    return cli_out_close(&o, 1, e);
+}
+
+void
+cli_buf_write(const char *s, size_t n, void *user)
+{
+    cli_buf_put(user, s, n);
 }
 
 /* ---- strings and numbers ----------------------------------------------------------- */

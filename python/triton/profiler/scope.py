@@ -1,6 +1,8 @@
 """Host scopes: scope / cpu_timed_scope / enter_scope / exit_scope (upstream semantics).
 
-Kernels launched inside a scope become children of that scope in the tree.
+Kernels launched inside a scope become children of that scope in the tree. Scopes
+record while a session is on (flags.profiling_on, upstream) and also while the
+kernel-capture store records (flags.kernel_capture: PROTON_KERNEL_CAPTURE=1 alone).
 """
 from __future__ import annotations
 
@@ -39,7 +41,7 @@ def _add_metrics(metrics):
 
 
 def enter_scope(name: str, *, triton_op: bool = False, metrics: Optional[dict] = None) -> Optional[int]:
-    if not flags.profiling_on:
+    if not (flags.profiling_on or flags.kernel_capture):
         return None
     sid = _C.pn_scope_enter(name)
     _stack().append((name, sid))
@@ -48,7 +50,7 @@ def enter_scope(name: str, *, triton_op: bool = False, metrics: Optional[dict] =
 
 
 def exit_scope(name: Optional[str] = None, *, metrics: Optional[dict] = None) -> Optional[int]:
-    if not flags.profiling_on:
+    if not (flags.profiling_on or flags.kernel_capture):
         return None
     st = _stack()
     if not st:
@@ -80,7 +82,7 @@ class scope:
         self._id = None
 
     def __enter__(self):
-        if flags.profiling_on:
+        if flags.profiling_on or flags.kernel_capture:
             self._id = _c_enter(self.name)
             if self.metrics:
                 _add_metrics(self.metrics)
@@ -88,7 +90,7 @@ class scope:
 
     def __exit__(self, *exc):
         if self._id is not None:
-            if flags.profiling_on:
+            if flags.profiling_on or flags.kernel_capture:
                 _c_leave(self._id)
             self._id = None
 
@@ -117,7 +119,7 @@ class cpu_timed_scope(scope):
         return super().__enter__()
 
     def __exit__(self, *exc):
-        if self._id is not None and flags.profiling_on:
+        if self._id is not None and (flags.profiling_on or flags.kernel_capture):
             _add_metrics({"cpu_time (ns)(exc)": time.perf_counter_ns() - self._t0})
         super().__exit__(*exc)
 

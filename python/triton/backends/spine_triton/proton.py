@@ -15,6 +15,11 @@ import json
 import sys
 
 from triton._C import tritium as _C
+from triton.profiler.flags import flags
+
+# profiler.dump() chooses the format when it is called, so the capture store keeps its
+# timeline from the moment this module is imported (docs/proton.md §1).
+_C.pn_capture_keep_timeline()
 
 
 class CpuProtonProfiler:
@@ -34,10 +39,12 @@ class CpuProtonProfiler:
 
     def start(self) -> bool:
         _C.pn_capture_enable(True)
+        flags.kernel_capture = bool(_C.pn_capture_active())
         return True
 
     def stop(self) -> bool:
         _C.pn_capture_enable(False)
+        flags.kernel_capture = False
         return True
 
     def dump(self, output_path=None) -> bool:
