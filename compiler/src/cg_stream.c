@@ -179,6 +179,15 @@ fence_returns(LLVMModuleRef m, LLVMValueRef f)
     LLVMDisposeBuilder(b);
 }
 
+/* Whether f is an smt.parallel runner (cg_par.c), which returns to the runtime. */
+static int
+is_parallel_runner(LLVMValueRef f)
+{
+    size_t n, k = strlen(CG_PAR_PREFIX);
+    const char *s = LLVMGetValueName2(f, &n);
+    return n >= k && memcmp(s, CG_PAR_PREFIX, k) == 0;
+}
+
 int
 cg_stream_add(LLVMModuleRef m, const CgTarget *t, CgStr *err)
 {
@@ -209,7 +218,13 @@ cg_stream_add(LLVMModuleRef m, const CgTarget *t, CgStr *err)
         return 0;
     }
     if (!cg_target_is_riscv(t))
-        fence_returns(v, entry);
+        for (LLVMValueRef f = LLVMGetFirstFunction(v); f; f = LLVMGetNextFunction(f))
+            if (f == entry || is_parallel_runner(f)) /* the runtime runs those on any thread */
+                fence_returns(v, f);
+    /* exported globals (tritium_parallel_for) are shared with the original */
+    for (LLVMValueRef g = LLVMGetFirstGlobal(v); g; g = LLVMGetNextGlobal(g))
+        if (!LLVMIsDeclaration(g) && LLVMGetLinkage(g) == LLVMExternalLinkage)
+            LLVMSetInitializer(g, NULL);
     if (LLVMLinkModules2(m, v)) { /* consumes v */
         cg_str_printf(err, "[stream] linking the streaming variant failed\n");
         return -1;
