@@ -12,9 +12,11 @@
  * cg_stream_add clones the optimised module, renames its functions with an
  * "_nt" suffix, marks every store into memory that does not belong to the
  * kernel itself (the root of the address is not an alloca or a call, i.e. not
- * a stack or heap temporary) !nontemporal, ends the entry with an sfence on x86
+ * a stack or heap temporary) !nontemporal, ends the entry and the smt.parallel
+ * runners (cg_par.c; the runtime calls those on any thread) with an sfence on x86
  * (non-temporal stores are weakly ordered; the fence makes them visible before
- * the launch's barrier), and links the clone back into the module. On x86 a
+ * the launch's barrier), makes the clone's exported globals declarations of the
+ * original's, and links the clone back into the module. On x86 a
  * vector store aligned below its size gets a run-time alignment test choosing
  * between an aligned vmovntps and the plain cached store (guard_alignment); on
  * RISC-V the marked stores become Zihintntl-hinted stores where the target has

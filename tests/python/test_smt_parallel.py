@@ -3,7 +3,7 @@ iterations really run on several threads when the grid leaves threads idle.
 
 `for s in smt.parallel(...)` with bind_sub_block=True (the default) is outlined by the
 code generator and run through the runtime's rt_parallel_for: with fewer programs than
-threads each program gets a team of the idle ones (docs/runtime.md §4.5); with as many
+threads each program gets a team of the idle ones (docs/runtime.md §4.6); with as many
 programs as threads, or bind_sub_block=False, the loop runs on the program's thread."""
 import json
 import os
@@ -171,14 +171,14 @@ def test_bind_sub_block_false_is_a_plain_loop():
     torch.testing.assert_close(o, x - 1.0)
     k = triton.compile(triton.compiler.ASTSource(plain_kernel, {"x_ptr": "*fp32", "o_ptr": "*fp32", "NB": "i32"},
                                                  {"BLOCK": 64}))
-    assert "bind_sub_block" not in k.asm["ttir"]
+    assert "bind_sub_block" not in k.asm["ttir"] and not k.metadata.smt_parallel_inside
     assert "tritium_parallel_for" not in k.asm["llir"]
 
 
 def test_stages_show_the_parallel_loop():
     k = triton.compile(triton.compiler.ASTSource(strided_kernel, {"x_ptr": "*fp32", "o_ptr": "*fp32", "start": "i32",
                                                                   "stop": "i32"}, {"step": 1, "BLOCK": 16}))
-    assert "} {bind_sub_block = true}" in k.asm["ttir"]
+    assert "} {bind_sub_block = true}" in k.asm["ttir"] and k.metadata.smt_parallel_inside
     assert "{tritium.parallel}" in k.asm["ttsharedir"]
     assert "tritium_parallel_for" in k.asm["llir"]
 
@@ -186,17 +186,23 @@ def test_stages_show_the_parallel_loop():
 # ---- the iterations run on more than one thread ---------------------------------------------------
 
 @triton.jit
+def await_flag(flag_ptr, seen_ptr, LIMIT: tl.constexpr):
+    """polls *flag_ptr until it is set or LIMIT polls went by; stores what it saw"""
+    seen = tl.atomic_add(flag_ptr, 0)
+    i = 0
+    while (seen == 0) & (i < LIMIT):
+        seen = tl.atomic_add(flag_ptr, 0)
+        i += 1
+    tl.store(seen_ptr, seen)
+
+
+@triton.jit
 def handshake_kernel(flag_ptr, seen_ptr, LIMIT: tl.constexpr):
     """iteration 0 waits (at most LIMIT polls) for iteration 1 to raise a flag: it can
     only see it while it is still running if iteration 1 ran on another thread"""
     for s in smt.parallel(0, 2):
         if s == 0:
-            seen = tl.atomic_add(flag_ptr, 0)
-            i = 0
-            while (seen == 0) & (i < LIMIT):
-                seen = tl.atomic_add(flag_ptr, 0)
-                i += 1
-            tl.store(seen_ptr, seen)
+            await_flag(flag_ptr, seen_ptr, LIMIT)
         else:
             tl.atomic_xchg(flag_ptr, 1)
 
@@ -217,12 +223,7 @@ def test_no_overlap_when_every_thread_has_a_program():
         pid = tl.program_id(0)
         for s in smt.parallel(0, 2):
             if s == 0:
-                seen = tl.atomic_add(flag_ptr + pid, 0)
-                i = 0
-                while (seen == 0) & (i < LIMIT):
-                    seen = tl.atomic_add(flag_ptr + pid, 0)
-                    i += 1
-                tl.store(seen_ptr + pid, seen)
+                await_flag(flag_ptr + pid, seen_ptr + pid, LIMIT)
             else:
                 tl.atomic_xchg(flag_ptr + pid, 1)
 
@@ -281,3 +282,15 @@ def test_scopes_in_the_body_record_each_thread(tmp_path):
     assert len(body) == 128 and len(outside) == 1
     assert len({e["tid"] for e in body}) == 2, "every iteration ran on one thread (3 attempts)"
     assert all(e["args"]["program"] == [0, 0, 0] for e in body)
+
+
+def test_riscv64_cross_compile():
+    """the outlined loop and the exported pointer on riscv64 (run under qemu by tests/riscv)"""
+    from triton.backends.compiler import GPUTarget
+    src = triton.compiler.ASTSource(rows_kernel, {"x_ptr": "*fp32", "o_ptr": "*fp32", "cnt_ptr": "*i32", "M": "i32"},
+                                    {"N": 32, "BM": 4})
+    k = triton.compile(src, target=GPUTarget("cpu", "riscv64", 0))
+    assert "riscv64" in k.asm["llir"] and "@tritium_parallel_for = protected" in k.asm["llir"]
+    assert "tritium.par.0.run" in k.asm["asm"] and "vsetvli" in k.asm["asm"]
+    so = k.asm["so"]
+    assert so[:4] == b"\x7fELF" and int.from_bytes(so[18:20], "little") == 0xF3
