@@ -63,7 +63,8 @@ RT_LINK = $(RT_LIB) $(RT_PN_LIB) $(RT_PN_FALLBACK)
 # test_runtime_launch replaces the launch hooks with recording mocks (--wrap) to check
 # exactly which hooks the launcher calls.
 RT_WRAP := pn_launch_begin pn_launch_end pn_worker_begin pn_worker_end \
-           pn_launch_wants_programs pn_program_begin pn_program_end pn_thread_prepare
+           pn_launch_wants_programs pn_program_begin pn_program_end pn_thread_prepare \
+           pn_worker_assist
 TEST_LIBS_test_runtime        := $(RT_LINK)
 rt_comma := ,
 TEST_LIBS_test_runtime_launch := $(addprefix -Wl$(rt_comma)--wrap=,$(RT_WRAP)) $(RT_LINK)

@@ -237,6 +237,9 @@ IrRef ir_b_region_result(IrBuilder *b, int i); /* results of the op just closed 
 /* Structured control flow. */
 int ir_b_for_begin(IrBuilder *b, IrOperand lb, IrOperand ub, IrOperand step,
                    const IrRef *inits, int n, IrRef *body_args /* n + 1: iv first */);
+/* Marks the innermost open for loop as smt.parallel's (bind_sub_block): its iterations
+ * are independent and may run on several threads. Fails when the loop carries values. */
+int ir_b_for_parallel(IrBuilder *b);
 int ir_b_for_end(IrBuilder *b, const IrRef *yields, int n);
 int ir_b_if_begin(IrBuilder *b, IrRef cond);                 /* enters 'then' */
 int ir_b_if_else(IrBuilder *b);                              /* enters 'else' */

@@ -163,6 +163,7 @@
     X(SCAN_RETURN, "tt.scan.return", -1, 0, IR_FP | IR_F_TERM, IR_FMT_CUSTOM)                  \
     /* ---- control flow ---- */                                                         \
     X(FOR, "scf.for", -1, -1, IR_F_REGION, IR_FMT_CUSTOM) /* args lb, ub, step, inits */   \
+    /* FOR: i[0] bind_sub_block (smt.parallel: independent iterations, may run in parallel) */ \
     X(IF, "scf.if", 1, -1, IR_F_REGION, IR_FMT_CUSTOM) /* regs then, else */               \
     X(WHILE, "scf.while", -1, -1, IR_F_REGION, IR_FMT_CUSTOM) /* regs before, after */     \
     X(CONDITION, "scf.condition", -1, 0, IR_F_TERM, IR_FMT_CUSTOM)                         \

@@ -83,6 +83,15 @@ extern const char cg_script_bufferize[];
 
 /* ---- cg_mlir.c -------------------------------------------------------------- */
 
+/* A growable list of operations (walk results). */
+typedef struct CgOpVec {
+    MlirOperation *v;
+    size_t n, cap;
+} CgOpVec;
+void cg_opvec_push(CgOpVec *v, MlirOperation op);
+/* Whether op's name is 'name' ("scf.for"). */
+int cg_op_is(MlirOperation op, const char *name);
+
 /* Parses 'text', runs the pipeline of docs/compiler.md §1.4 and translates the
  * result into a new LLVM module in lctx (*out, owned by the caller). Fills sig
  * with the kernel signature (caller frees sig->args) and, with want_stages,
@@ -97,6 +106,20 @@ int cg_mlir_compile(const char *text, size_t len, const CgOptions *o, LLVMContex
  * Returns 0, or -1 with a message in err. */
 int cg_llvm_finish(LLVMModuleRef m, const CgSig *sig, const CgOptions *o, CgResult *res,
                    CgStr *err);
+
+/* ---- cg_par.c: smt.parallel loops ------------------------------------------ */
+
+/* Names of the outlined bodies ("tritium.par.<k>", their runners "<body>.run", the
+ * serial fallback "tritium.par.serial") and of the exported pointer the runtime sets. */
+#define CG_PAR_PREFIX "tritium.par."
+#define CG_PAR_SYMBOL "tritium_parallel_for"
+/* Moves the body of every scf.for marked tritium.parallel into a private function
+ * called in its place (run after bufferization, before buffer hoisting). Returns the
+ * number of loops outlined, or -1 with a message in err. */
+int cg_par_outline(MlirModule mod, CgStr *err);
+/* Turns the calls of the outlined bodies into calls through CG_PAR_SYMBOL (defined
+ * here, initially a serial loop). Returns the number of bodies, or -1 with err. */
+int cg_par_dispatch(LLVMModuleRef m, CgStr *err);
 
 /* cg_stream.c: links a copy of the optimised module whose entry is
  * CG_ENTRY_SYMBOL_NT and whose stores to kernel memory are non-temporal.

@@ -206,7 +206,7 @@ cg_llvm_finish(LLVMModuleRef m, const CgSig *sig, const CgOptions *o, CgResult *
     if (!tm)
         return -1;
     int rc = -1;
-    if (build_entry(m, kfn, sig, err))
+    if (build_entry(m, kfn, sig, err) || cg_par_dispatch(m, err) < 0)
         goto out;
     LLVMSetLinkage(kfn, LLVMInternalLinkage);
     set_target(m, tm, &o->target);

@@ -301,13 +301,8 @@ read_signature(MlirModule mod, CgSig *sig, CgStr *err)
 
 /* ---- transform script and cleanups --------------------------------------------- */
 
-typedef struct OpVec {
-    MlirOperation *v;
-    size_t n, cap;
-} OpVec;
-
-static void
-opvec_push(OpVec *v, MlirOperation op)
+void
+cg_opvec_push(CgOpVec *v, MlirOperation op)
 {
     if (v->n == v->cap) {
         v->cap = v->cap ? 2 * v->cap : 8;
@@ -318,8 +313,8 @@ opvec_push(OpVec *v, MlirOperation op)
     v->v[v->n++] = op;
 }
 
-static int
-name_is(MlirOperation op, const char *name)
+int
+cg_op_is(MlirOperation op, const char *name)
 {
     MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
     return n.length == strlen(name) && memcmp(n.data, name, n.length) == 0;
@@ -355,8 +350,8 @@ out:
 static MlirWalkResult
 find_empty(MlirOperation op, void *user)
 {
-    if (name_is(op, "tensor.empty"))
-        opvec_push(user, op);
+    if (cg_op_is(op, "tensor.empty"))
+        cg_opvec_push(user, op);
     return MlirWalkResultAdvance;
 }
 
@@ -367,9 +362,9 @@ tied_result(MlirOperation op, intptr_t k)
 {
     MlirValue none = {NULL};
     intptr_t nres = mlirOperationGetNumResults(op);
-    if (name_is(op, "vector.transfer_write") || name_is(op, "tensor.insert_slice"))
+    if (cg_op_is(op, "vector.transfer_write") || cg_op_is(op, "tensor.insert_slice"))
         return k == 1 && nres == 1 ? mlirOperationGetResult(op, 0) : none;
-    if (name_is(op, "scf.for"))
+    if (cg_op_is(op, "scf.for"))
         return k >= 3 && k - 3 < nres ? mlirOperationGetResult(op, k - 3) : none;
     MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
     if (n.length > 7 && memcmp(n.data, "linalg.", 7) == 0) {
@@ -393,7 +388,7 @@ chain_is_linear(MlirOperation empty)
             return 0;
         MlirOperation owner = mlirOpOperandGetOwner(u);
         intptr_t k = (intptr_t)mlirOpOperandGetOperandNumber(u);
-        if (name_is(owner, "bufferization.materialize_in_destination"))
+        if (cg_op_is(owner, "bufferization.materialize_in_destination"))
             return k == 0;
         v = tied_result(owner, k);
         if (mlirValueIsNull(v))
@@ -434,16 +429,16 @@ empty_to_alloc_tensor(MlirOperation op)
 static void
 split_empty_tensors(MlirModule mod)
 {
-    OpVec v = {0};
+    CgOpVec v = {0};
     mlirOperationWalk(mlirModuleGetOperation(mod), find_empty, &v, MlirWalkPreOrder);
     for (size_t i = 0; i < v.n; i++) {
         MlirValue r = mlirOperationGetResult(v.v[i], 0);
-        OpVec users = {0};
+        CgOpVec users = {0};
         intptr_t nums[64];
         for (MlirOpOperand u = mlirValueGetFirstUse(r); !mlirOpOperandIsNull(u) && users.n < 64;
              u = mlirOpOperandGetNextUse(u)) {
             nums[users.n] = (intptr_t)mlirOpOperandGetOperandNumber(u);
-            opvec_push(&users, mlirOpOperandGetOwner(u));
+            cg_opvec_push(&users, mlirOpOperandGetOwner(u));
         }
         for (size_t k = 1; k < users.n; k++) {
             MlirOperation c = mlirOperationClone(v.v[i]);
@@ -469,7 +464,7 @@ find_self_copy(MlirOperation op, void *user)
     if (!is_copy || mlirOperationGetNumOperands(op) != 2 ||
         !mlirValueEqual(mlirOperationGetOperand(op, 0), mlirOperationGetOperand(op, 1)))
         return MlirWalkResultAdvance;
-    opvec_push(user, op);
+    cg_opvec_push(user, op);
     return MlirWalkResultSkip;
 }
 
@@ -497,7 +492,7 @@ has_heap_alloc(MlirModule mod)
 static void
 erase_self_copies(MlirModule mod)
 {
-    OpVec v = {0};
+    CgOpVec v = {0};
     mlirOperationWalk(mlirModuleGetOperation(mod), find_self_copy, &v, MlirWalkPreOrder);
     for (size_t i = 0; i < v.n; i++) {
         mlirOperationRemoveFromParent(v.v[i]);
@@ -547,6 +542,10 @@ cg_mlir_compile(const char *text, size_t len, const CgOptions *o, LLVMContextRef
         goto out;
     trace(mod, "transform script (bufferize)", t_script);
     erase_self_copies(mod);
+    t_script = cg_now_ms();
+    if (cg_par_outline(mod, err) < 0)
+        goto out;
+    trace(mod, "outline parallel loops", t_script);
     if (run_passes(ctx, mod, stack_passes, sizeof stack_passes / sizeof *stack_passes, &d))
         goto out;
     if (has_heap_alloc(mod) &&

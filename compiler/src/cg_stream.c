@@ -12,9 +12,11 @@
  * cg_stream_add clones the optimised module, renames its functions with an
  * "_nt" suffix, marks every store into memory that does not belong to the
  * kernel itself (the root of the address is not an alloca or a call, i.e. not
- * a stack or heap temporary) !nontemporal, ends the entry with an sfence on x86
+ * a stack or heap temporary) !nontemporal, ends the entry and the smt.parallel
+ * runners (cg_par.c; the runtime calls those on any thread) with an sfence on x86
  * (non-temporal stores are weakly ordered; the fence makes them visible before
- * the launch's barrier), and links the clone back into the module. On x86 a
+ * the launch's barrier), makes the clone's exported globals declarations of the
+ * original's, and links the clone back into the module. On x86 a
  * vector store aligned below its size gets a run-time alignment test choosing
  * between an aligned vmovntps and the plain cached store (guard_alignment); on
  * RISC-V the marked stores become Zihintntl-hinted stores where the target has
@@ -179,6 +181,15 @@ fence_returns(LLVMModuleRef m, LLVMValueRef f)
     LLVMDisposeBuilder(b);
 }
 
+/* Whether f is an smt.parallel runner (cg_par.c), which returns to the runtime. */
+static int
+is_parallel_runner(LLVMValueRef f)
+{
+    size_t n, k = strlen(CG_PAR_PREFIX);
+    const char *s = LLVMGetValueName2(f, &n);
+    return n >= k && memcmp(s, CG_PAR_PREFIX, k) == 0;
+}
+
 int
 cg_stream_add(LLVMModuleRef m, const CgTarget *t, CgStr *err)
 {
@@ -209,7 +220,13 @@ cg_stream_add(LLVMModuleRef m, const CgTarget *t, CgStr *err)
         return 0;
     }
     if (!cg_target_is_riscv(t))
-        fence_returns(v, entry);
+        for (LLVMValueRef f = LLVMGetFirstFunction(v); f; f = LLVMGetNextFunction(f))
+            if (f == entry || is_parallel_runner(f)) /* the runtime runs those on any thread */
+                fence_returns(v, f);
+    /* exported globals (tritium_parallel_for) are shared with the original */
+    for (LLVMValueRef g = LLVMGetFirstGlobal(v); g; g = LLVMGetNextGlobal(g))
+        if (!LLVMIsDeclaration(g) && LLVMGetLinkage(g) == LLVMExternalLinkage)
+            LLVMSetInitializer(g, NULL);
     if (LLVMLinkModules2(m, v)) { /* consumes v */
         cg_str_printf(err, "[stream] linking the streaming variant failed\n");
         return -1;

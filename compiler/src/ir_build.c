@@ -620,6 +620,16 @@ ir_b_for_begin(IrBuilder *b, IrOperand lb, IrOperand ub, IrOperand step, const I
 }
 
 int
+ir_b_for_parallel(IrBuilder *b)
+{
+    IrbFrame *fr = top(b, FR_FOR);
+    if (fr->n)
+        return (int)bfail(b, "smt.parallel loops carry no values from one iteration to the next") - 1;
+    fr->op->i[0] = 1;
+    return 0;
+}
+
+int
 ir_b_for_end(IrBuilder *b, const IrRef *yields, int n)
 {
     IrbFrame *fr = top(b, FR_FOR);

@@ -549,6 +549,9 @@ parse_for(Parser *P, OpHead *h)
     pr_region(P, op->regs[0], false, names, n + 1);
     if (nr == 0)
         pr_implicit_yield(P, op->regs[0]);
+    Attrs as;
+    pr_attrs(P, &as);
+    op->i[0] = pr_aint(P, &as, "bind_sub_block", 0) != 0;
     return op;
 }
 

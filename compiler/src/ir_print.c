@@ -578,6 +578,8 @@ print_for(Printer *p, IrOp *op, int ind)
     vtype(p, op->args[0]);
     fputc(' ', p->out);
     print_region(p, b, ind, false);
+    if (op->i[0])
+        fputs(" {bind_sub_block = true}", p->out);
 }
 
 static void

@@ -528,6 +528,8 @@ check_for(Verifier *v, IrOp *op)
         t[1 + i] = ty(v, op->args[3 + i]);
         expect_same(v, op, ty(v, op->res[i]), t[1 + i], "result and init types differ");
     }
+    if (op->i[0] && n)
+        err(v, op, "a bind_sub_block loop (smt.parallel) cannot carry values");
     check_bargs(v, op, op->regs[0], t, n + 1, "body");
     check_yield(v, op, last_if(op->regs[0], IR_YIELD), 0, t + 1, n, "body");
 }

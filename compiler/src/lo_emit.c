@@ -249,7 +249,8 @@ emit_region_op(LeCtx *c, IrOp *op)
         rc = emit_region(c, op, op->regs[r], iv, r == 1 && is_while ? args2 : args);
     }
     if (rc == 0) {
-        lo_line(o, "}");
+        /* smt.parallel: cg_par.c outlines the body and runs it through the runtime */
+        lo_line(o, is_for && op->i[0] ? "} {tritium.parallel}" : "}");
         int m = 0;
         for (uint32_t i = 0; i < op->nres; i++)
             bind(c, op->res[i], res, &m);

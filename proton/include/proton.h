@@ -153,6 +153,10 @@ PN_API int pn_launch_next(const char *name, int n, const char *const *names, con
 PN_API int pn_launch_wants_programs(const PnLaunch *l);
 PN_API void pn_program_begin(PnThread *t, const int32_t pid[3]);
 PN_API void pn_program_end(PnThread *t);
+/* Worker t is about to run part of program pid (iterations of its smt.parallel loop)
+ * outside a program event of its own: the in-kernel scopes it records until its next
+ * pn_program_begin or pn_worker_assist carry pid. No event is recorded. */
+PN_API void pn_worker_assist(PnThread *t, const int32_t pid[3]);
 
 /* ---- sessions (triton.profiler) ------------------------------------------------------ */
 

@@ -418,6 +418,14 @@ pn_program_begin(PnThread *pt, const int32_t pid[3])
 }
 
 void
+pn_worker_assist(PnThread *pt, const int32_t pid[3])
+{
+    PnTls *t = (PnTls *)pt;
+    if (t != &pn_tls_noop)
+        memcpy(t->prog_pid, pid, sizeof t->prog_pid);
+}
+
+void
 pn_program_end(PnThread *pt)
 {
     uint64_t now = pn_now();

@@ -745,14 +745,15 @@ static PyObject *
 for_begin(PyObject *self, PyObject *args)
 {
     PyObject *lb, *ub, *st, *inits;
-    if (!PyArg_ParseTuple(args, "OOOO", &lb, &ub, &st, &inits))
+    int parallel = 0;
+    if (!PyArg_ParseTuple(args, "OOOO|p", &lb, &ub, &st, &inits, &parallel))
         return NULL;
     IrOperand l, u, s;
     IrRef in[64], body[65];
     int n;
     if (opnd(lb, &l) < 0 || opnd(ub, &u) < 0 || opnd(st, &s) < 0 || (n = refs(inits, in, 64)) < 0)
         return NULL;
-    if (ir_b_for_begin(B(self), l, u, s, in, n, body) < 0)
+    if (ir_b_for_begin(B(self), l, u, s, in, n, body) < 0 || (parallel && ir_b_for_parallel(B(self)) < 0))
         return fail(self);
     return ref_list(body, n + 1);
 }

@@ -47,6 +47,7 @@ typedef struct Compiled {
     RtKernelFn fn;
     RtKernelFn fn_nt;      /* streaming-store entry or NULL */
     double stream_bytes;   /* bytes one program stores (0: no streaming entry) */
+    unsigned lflags;       /* rt_launch_ex flags (RT_LAUNCH_TEAMS: smt.parallel loops) */
     uint32_t site;
     int nparams;
     uint8_t plan[MAXP];
@@ -103,6 +104,7 @@ compiled_init(PyObject *self, PyObject *args, PyObject *kw)
     }
     c->fn = rt_kernel_fn(c->k);
     c->fn_nt = rt_kernel_fn_streaming(c->k);
+    c->lflags = rt_kernel_launch_flags(c->k);
     c->stream_bytes = c->fn_nt ? (double)stream_bytes : 0.0;
     const char *snames[IR_MAX_SCOPES];
     int ns = 0;
@@ -258,7 +260,7 @@ compiled_launch(PyObject *self, PyObject *args)
     if (pyf)
         py_proton_frames();
     Py_BEGIN_ALLOW_THREADS
-    rc = rt_launch(entry_for(c, grid), slots, grid, nthreads, c->site);
+    rc = rt_launch_ex(entry_for(c, grid), slots, grid, nthreads, c->site, c->lflags);
     Py_END_ALLOW_THREADS
     if (pyf)
         pn_python_frames(NULL, 0); /* not left pending when nothing was recorded */
@@ -913,11 +915,11 @@ do_launch(Kernel *k, PyObject *grid, PyObject *const *args, Py_ssize_t nargs, Py
     if (pyf)
         py_proton_frames();
     RtKernelFn fn = entry_for(c, g);
-    if ((int64_t)g[0] * g[1] * g[2] <= 1) {
+    if ((int64_t)g[0] * g[1] * g[2] <= 1 && !c->lflags) {
         rc = rt_launch(fn, slots, g, b.nthreads, c->site);
     } else {
         Py_BEGIN_ALLOW_THREADS
-        rc = rt_launch(fn, slots, g, b.nthreads, c->site);
+        rc = rt_launch_ex(fn, slots, g, b.nthreads, c->site, c->lflags);
         Py_END_ALLOW_THREADS
     }
     if (pyf)

@@ -206,6 +206,24 @@ double rt_stream_threshold(void);
 double rt_llc_bytes(void);
 /* The path given to rt_kernel_load; borrowed, valid until rt_kernel_unload(). */
 const char *rt_kernel_path(const RtKernel *k);
+/* Launch flags the kernel wants (rt_launch_ex): RT_LAUNCH_TEAMS when its library
+ * exports tritium_parallel_for (it has smt.parallel loops; the loader pointed that
+ * at rt_parallel_for). */
+unsigned rt_kernel_launch_flags(const RtKernel *k);
+
+/* ---- smt.parallel loops --------------------------------------------------------- */
+
+/* A parallel loop's body: runs iterations [lo, hi) of the loop, with pctx the
+ * Proton context of the thread running it. */
+typedef void (*RtParallelBody)(void *data, int64_t lo, int64_t hi, void *pctx);
+/* Runs body over iterations [0, n) — each exactly once, in chunks, returning when all
+ * are done. Inside a launch with RT_LAUNCH_TEAMS that gave this program a team of
+ * threads, the chunks are spread over the team (the calling thread, the program's,
+ * takes part with its own pctx; the others pass theirs); otherwise, and for a loop
+ * inside a parallel loop's body, body(data, 0, n, pctx) runs on the calling thread.
+ * The function compiled kernels call through their tritium_parallel_for pointer
+ * (docs/compiler.md §1.2). */
+void rt_parallel_for(RtParallelBody body, void *data, int64_t n, void *pctx);
 
 /* ---- launcher ------------------------------------------------------------------ */
 
@@ -223,6 +241,15 @@ const char *rt_kernel_path(const RtKernel *k);
  * thread: libgomp's pool does not survive fork. */
 int rt_launch(RtKernelFn fn, const uint64_t *args, const int32_t grid[3], int nthreads,
               uint32_t pn_site);
+/* Launch flags (rt_kernel_launch_flags). RT_LAUNCH_TEAMS: the kernel runs smt.parallel
+ * loops through rt_parallel_for; when the grid has fewer programs than threads
+ * (nthreads, or the default), every thread joins the launch and each program gets a
+ * team of threads/programs of them (the remainder to the first teams) to spread its
+ * loops over. With as many programs as threads, or one thread, as rt_launch. */
+enum { RT_LAUNCH_TEAMS = 1 };
+/* rt_launch with flags. */
+int rt_launch_ex(RtKernelFn fn, const uint64_t *args, const int32_t grid[3], int nthreads,
+                 uint32_t pn_site, unsigned flags);
 
 /* Resolves the OpenMP runtime (docs/runtime.md §4.2: an already-loaded libgomp, such as
  * torch's, else libgomp.so.1, or TRITIUM_OMP_LIB) and the default thread count. Called

@@ -1,7 +1,7 @@
 /*
  * rt_aot.c — ahead-of-time kernels: the metadata file ("tritium-aot/1", written by
  * triton.tools.aot.export), argument binding into the 8-byte slots of the kernel ABI
- * (docs/compiler.md §1.2), launches through rt_launch and Proton capture around them.
+ * (docs/compiler.md §1.2), launches through rt_launch_ex and Proton capture around them.
  * API and ownership in tritium_aot.h; the format in docs/aot.md.
  */
 #include "tritium_aot.h"
@@ -450,7 +450,8 @@ rt_aot_launch(RtAot *k, const int32_t grid[3], int nthreads)
         if (p->slot >= 0 && !k->bound[p->slot])
             return rt_fail(EINVAL, "parameter %s (%s) of %s is not bound", p->name, p->type, k->name);
     }
-    return rt_launch(rt_kernel_fn(k->kernel), k->slots, grid, nthreads, k->site);
+    return rt_launch_ex(rt_kernel_fn(k->kernel), k->slots, grid, nthreads, k->site,
+                        rt_kernel_launch_flags(k->kernel));
 }
 
 int

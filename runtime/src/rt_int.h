@@ -102,4 +102,34 @@ extern _Atomic int rt_omp_ready;       /* set (release) once rt_omp is final */
 extern _Atomic int rt_default_threads; /* >= 1 once rt_threads_default() ran */
 extern _Atomic int rt_omp_forked;      /* set in forked children: launch serially */
 
+/* rt_team.c — one program's team for its smt.parallel loops (rt_launch.c builds one per
+ * program when a launch has fewer programs than threads). */
+typedef struct PnThread PnThread;
+typedef struct RtTeam {
+    /* the posted loop: written by the leader before it publishes a generation */
+    RtParallelBody body;
+    void *data;
+    int64_t n, chunk;
+    int size;                        /* threads, the leader included */
+    int32_t pid[3];                  /* the program the leader runs */
+    _Alignas(64) _Atomic int64_t next; /* next iteration to claim */
+    _Alignas(64) _Atomic uint32_t gen; /* futex: bumped per loop; top bit: program done */
+    _Atomic uint32_t gen_sleepers;
+    _Alignas(64) _Atomic uint32_t left; /* futex: helpers still in the posted loop */
+    _Atomic uint32_t left_sleepers;
+} RtTeam;
+void rt_team_init(RtTeam *tm, int size);
+/* Team g (0..programs-1) of thread t when nthreads threads run 'programs' < nthreads
+ * programs: contiguous groups of nthreads/programs or one more; *member is t's index in
+ * it (0: the leader). */
+int rt_team_of(int64_t t, int64_t nthreads, int64_t programs, int *member);
+int rt_team_size(int g, int64_t nthreads, int64_t programs);
+/* Leader: smt.parallel loops of this thread use tm until rt_team_release, which also
+ * sends the helpers home. */
+void rt_team_lead(RtTeam *tm, const int32_t pid[3]);
+void rt_team_release(RtTeam *tm);
+/* Helper: runs chunks of the leader's loops with pctx until the leader releases the
+ * team; 'proton' when pctx records (its scopes are then tagged with the leader's pid). */
+void rt_team_help(RtTeam *tm, PnThread *pctx, int proton);
+
 #endif /* RT_INT_H */

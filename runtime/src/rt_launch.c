@@ -9,12 +9,16 @@
  * every program runs exactly once regardless. The region goes through the runtime
  * chosen by rt_omp.c, not a `#pragma omp`, so we never link a second libgomp.
  * Proton costs one load of pn_active_flag per launch when nothing records.
+ * A kernel with smt.parallel loops launched with fewer programs than threads
+ * (RT_LAUNCH_TEAMS) gets every thread: each program leads a team of the idle ones,
+ * which share its parallel loops (rt_team.c).
  */
 #include "rt_int.h"
 
 #include "proton.h"
 
 #include <errno.h>
+#include <stdlib.h>
 
 /* What every worker of one launch needs; lives on the launching thread's stack. */
 typedef struct Job {
@@ -24,6 +28,8 @@ typedef struct Job {
     int64_t n;      /* programs */
     PnLaunch *pn;   /* NULL when Proton is off */
     int programs;   /* pn_launch_wants_programs() */
+    RtTeam *teams;  /* one per program when programs get teams, else NULL */
+    int nthreads;   /* the team size asked of GOMP_parallel (what the teams assume) */
 } Job;
 
 static void
@@ -91,12 +97,40 @@ run_share(const Job *j, int worker, int64_t lo, int64_t hi)
     pn_worker_end(j->pn, t);
 }
 
-/* GOMP_parallel body: every team member computes its static chunk. */
+/* Thread t's part when programs get teams: lead program g's team (run the program
+ * with its smt.parallel loops shared out), or help it. */
+static void
+team_share(const Job *j, int64_t t)
+{
+    int member, g = rt_team_of(t, j->nthreads, j->n, &member);
+    RtTeam *tm = &j->teams[g];
+    PnThread *p;
+
+    if (member == 0) {
+        int32_t pid[3] = {g % j->g[0], g / j->g[0] % j->g[1],
+                          (int32_t)(g / ((int64_t)j->g[0] * j->g[1]))};
+        rt_team_lead(tm, pid);
+        run_share(j, (int)t, g, g + 1);
+        rt_team_release(tm);
+        return;
+    }
+    p = j->pn ? pn_worker_begin(j->pn, (int)t) : &noop_thread;
+    rt_team_help(tm, p, j->pn != NULL);
+    if (j->pn)
+        pn_worker_end(j->pn, p);
+}
+
+/* GOMP_parallel body: every team member computes its static chunk (or, with teams
+ * and the team size they were planned for, its part of a team). */
 static void
 worker(void *data)
 {
     const Job *j = data;
     int64_t t = rt_omp.thread_num(), nt = rt_omp.num_threads();
+    if (j->teams && nt == j->nthreads) {
+        team_share(j, t);
+        return;
+    }
     int64_t q = j->n / nt, r = j->n % nt;
     int64_t lo = t * q + (t < r ? t : r), hi = lo + q + (t < r);
 
@@ -151,12 +185,35 @@ run_grid(Job *j, int nthreads, uint32_t site)
         pn_launch_end(&l);
 }
 
+/* Teams for j's programs on t threads (t > programs): on the stack for a few, else
+ * aligned heap storage the caller frees when it is not 'local'. */
+static RtTeam *
+plan_teams(Job *j, int t, RtTeam *local, int nlocal)
+{
+    RtTeam *tm = local;
+    if (j->n > nlocal && !(tm = aligned_alloc(_Alignof(RtTeam), sizeof *tm * (size_t)j->n)))
+        return NULL; /* then the programs run as usual, their loops serially */
+    for (int g = 0; g < j->n; g++)
+        rt_team_init(&tm[g], rt_team_size(g, t, j->n));
+    j->teams = tm;
+    j->nthreads = t;
+    return tm;
+}
+
 int
 rt_launch(RtKernelFn fn, const uint64_t *args, const int32_t grid[3], int nthreads,
           uint32_t pn_site)
 {
-    Job j = {fn, args, {grid[0], grid[1], grid[2]}, 0, NULL, 0};
-    int t;
+    return rt_launch_ex(fn, args, grid, nthreads, pn_site, 0);
+}
+
+int
+rt_launch_ex(RtKernelFn fn, const uint64_t *args, const int32_t grid[3], int nthreads,
+             uint32_t pn_site, unsigned flags)
+{
+    Job j = {fn, args, {grid[0], grid[1], grid[2]}, 0, NULL, 0, NULL, 0};
+    RtTeam local[4];
+    int t, teams = (flags & RT_LAUNCH_TEAMS) != 0;
 
     if (RT_UNLIKELY((grid[0] | grid[1] | grid[2] | nthreads) < 0))
         return rt_fail(EINVAL, "bad launch: grid (%d, %d, %d), %d threads", grid[0], grid[1],
@@ -164,7 +221,7 @@ rt_launch(RtKernelFn fn, const uint64_t *args, const int32_t grid[3], int nthrea
     if (RT_UNLIKELY(__builtin_mul_overflow((int64_t)grid[0] * grid[1], (int64_t)grid[2], &j.n)))
         return rt_fail(EINVAL, "bad launch: grid (%d, %d, %d) has too many programs", grid[0],
                        grid[1], grid[2]);
-    if (j.n <= 1) {
+    if (j.n == 0 || (j.n == 1 && (!teams || nthreads == 1))) {
         /* the common tiny launch: no team, no division, one predictable branch */
         if (j.n == 1 && RT_LIKELY(!pn_active()))
             fn(args, 0, 0, 0, 1, 1, 1, &noop_thread);
@@ -178,13 +235,17 @@ rt_launch(RtKernelFn fn, const uint64_t *args, const int32_t grid[3], int nthrea
             rt_threads_init();
         if (!t)
             t = atomic_load_explicit(&rt_default_threads, memory_order_relaxed);
-        if (t > j.n)
+        if (t > j.n && !teams)
             t = (int)j.n;
         if (t > PN_MAX_WORKERS && pn_active())
             t = PN_MAX_WORKERS; /* Proton keeps per-worker state for this many */
         if (!rt_omp.parallel || atomic_load_explicit(&rt_omp_forked, memory_order_relaxed))
             t = 1;
+        if (t > j.n && !plan_teams(&j, t, local, 4))
+            t = (int)j.n;
     }
     run_grid(&j, t, pn_site);
+    if (j.teams && j.teams != local)
+        free(j.teams);
     return 0;
 }

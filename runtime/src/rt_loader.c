@@ -27,6 +27,7 @@ struct RtKernel {
     void *handle;
     RtKernelFn fn;
     RtKernelFn fn_nt; /* tritium_kernel_nt (streaming stores) or NULL */
+    unsigned flags;   /* RT_LAUNCH_* the kernel wants */
     char *path;   /* as given */
     char *dlname; /* the string passed to dlopen */
     dev_t dev;
@@ -108,6 +109,21 @@ check_machine(const char *so_path)
     return 0;
 }
 
+typedef void (*ParallelForFn)(RtParallelBody body, void *data, int64_t n, void *pctx);
+
+/* A kernel with smt.parallel loops exports the pointer it calls them through
+ * (docs/compiler.md §1.2), initially a serial loop of its own: point it at ours. Every
+ * load of the object stores the same value. */
+static void
+bind_parallel_for(RtKernel *k)
+{
+    ParallelForFn *slot = dlsym(k->handle, "tritium_parallel_for");
+    if (slot) {
+        *slot = rt_parallel_for;
+        k->flags |= RT_LAUNCH_TEAMS;
+    }
+}
+
 /* Documented in runtime.h. The lock covers choosing the name and dlopen, so two
  * threads loading replaced files cannot pick the same alias. */
 int
@@ -149,6 +165,7 @@ rt_kernel_load(const char *so_path, RtKernel **out)
         goto out;
     }
     k->fn_nt = (RtKernelFn)(uintptr_t)dlsym(k->handle, "tritium_kernel_nt");
+    bind_parallel_for(k);
     dlerror();
     k->next = live;
     live = k;
@@ -201,4 +218,10 @@ const char *
 rt_kernel_path(const RtKernel *k)
 {
     return k->path;
+}
+
+unsigned
+rt_kernel_launch_flags(const RtKernel *k)
+{
+    return k->flags;
 }

@@ -389,6 +389,32 @@ out:
     return rc;
 }
 
+/* ---- par: rows 1, 3, ... < stop of a 16x32 array, in an smt.parallel loop ------------ */
+
+static int
+cgt_run_par(CgtEntry fn, char *msg, size_t cap)
+{
+    int rc = 0, rows = 16, cols = 32, K = 3, stop = 15;
+    float *x = cgt_buf((size_t)rows * cols, 0), *o = cgt_buf((size_t)rows * cols, CGT_GUARD);
+    cgt_fill(x, (size_t)rows * cols, 11, -1, 1);
+    uint64_t args[4] = {cgt_ptr(x), cgt_ptr(o), cgt_i32(K), cgt_i32(stop)};
+    cgt_grid(fn, args, 1, 1);
+    for (int r = 0; r < rows; r++) {
+        double sum = 0;
+        for (int j = 0; j < cols; j++)
+            sum += x[r * cols + j];
+        for (int j = 0; j < cols; j++) {
+            int in = r % 2 == 1 && r < stop;
+            double want = in ? (K - 1) * (double)x[r * cols + j] + sum : CGT_GUARD;
+            if (!cgt_close(o[r * cols + j], want, 1e-5, 1e-5))
+                CGT_FAIL("par: out[%d,%d] = %.9g, want %.9g", r, j, o[r * cols + j], want);
+        }
+    }
+out:
+    free(x), free(o);
+    return rc;
+}
+
 static const CgtSample cgt_samples[] = {
     {"vadd", "vec", cgt_run_vadd},
     {"gelu", "vec", cgt_run_gelu},
@@ -401,6 +427,7 @@ static const CgtSample cgt_samples[] = {
     {"matmul", "fma", cgt_run_matmul},
     {"matmul_loop", "fma", cgt_run_matmul_loop},
     {"f64math", "", cgt_run_f64math},
+    {"par", "vec", cgt_run_par},
 };
 #define CGT_NSAMPLES ((int)(sizeof cgt_samples / sizeof cgt_samples[0]))
 

@@ -2,7 +2,8 @@
 through libtritium's tritium-run under qemu-riscv64 -cpu rv64,v=true,vlen=256, and
 compared with numpy and with the same kernel compiled for the host (rvutil.run):
 masked elementwise, softmax, layer norm, tl.dot, reductions, block pointers, atomics,
-control flow, and in-kernel scopes whose trace proton-cli report reads."""
+control flow, in-kernel scopes whose trace proton-cli report reads, and an smt.parallel
+loop spread over the launcher's threads."""
 import json
 import os
 import subprocess
@@ -12,6 +13,7 @@ import pytest
 
 import triton
 import triton.language as tl
+import triton.language.extra.smt as smt
 import triton.profiler.language as pl
 from triton.profiler.flags import flags
 
@@ -330,3 +332,51 @@ def test_in_kernel_scopes_trace(tmp_path):
     assert any("rv_scoped" in ln for ln in lines), p.stdout
     assert any("load" in ln for ln in lines) and any("compute" in ln for ln in lines), p.stdout
     print(p.stdout)
+
+
+# ---- smt.parallel: iterations on the launcher's idle thread -------------------------------------
+
+@triton.jit
+def rv_par_rows(x_ptr, o_ptr, flag_ptr, seen_ptr, M, N: tl.constexpr, LIMIT: tl.constexpr):
+    """one row per parallel iteration (o = 2x + row sum); iteration 0 also waits (at most
+    LIMIT polls) for the last iteration's flag, which it sees only if another thread ran it"""
+    cols = tl.arange(0, N)
+    pl.enter_scope("outside")
+    for r in smt.parallel(0, M):
+        pl.enter_scope("row")
+        if r == 0:
+            seen = tl.atomic_add(flag_ptr, 0)
+            i = 0
+            while (seen == 0) & (i < LIMIT):
+                seen = tl.atomic_add(flag_ptr, 0)
+                i += 1
+            tl.store(seen_ptr, seen)
+        if r == M - 1:
+            tl.atomic_xchg(flag_ptr, 1)
+        v = tl.load(x_ptr + r * N + cols)
+        tl.store(o_ptr + r * N + cols, 2.0 * v + tl.sum(v, axis=0))
+        pl.exit_scope("row")
+    pl.exit_scope("outside")
+
+
+def test_smt_parallel_spreads_over_threads(tmp_path):
+    """grid (1,) on 2 threads: the kernel's smt.parallel loop runs through the cross-built
+    runtime's teams (rt_team.c) under qemu, iterations overlap, scopes land per thread"""
+    pl.enable_semantic("triton")
+    flags.instrumentation_on = True
+    try:
+        M, N = 32, 64
+        x = RNG.standard_normal((M, N), dtype=np.float32)
+        trace = tmp_path / "trace.json"
+        res = rvutil.run(tmp_path, rv_par_rows, {"x_ptr": "*fp32", "o_ptr": "*fp32", "flag_ptr": "*i32",
+                                                 "seen_ptr": "*i32", "M": "i32"}, {"N": N, "LIMIT": 1 << 24}, (1,),
+                         {"x_ptr": x, "o_ptr": np.zeros_like(x), "flag_ptr": np.zeros(1, np.int32),
+                          "seen_ptr": np.zeros(1, np.int32)}, {"M": M}, trace=trace)
+    finally:
+        flags.instrumentation_on = False
+        pl.disable_semantic("triton")
+    _close(res, "o_ptr", 2 * x + x.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-5)
+    assert res.rv["seen_ptr"][0] == 1, "iteration 0 never saw the last one run meanwhile"
+    assert "tritium_parallel_for" in res.kernel.asm["llir"]
+    rows = [e for e in rvutil.trace_events(trace) if e.get("ph") == "X" and e["name"] == "row"]
+    assert len(rows) == M and len({e["tid"] for e in rows}) == 2

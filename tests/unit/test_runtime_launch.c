@@ -1,7 +1,9 @@
 /*
- * test_runtime_launch.c — unit tests of the grid launcher (rt_launch.c, rt_omp.c).
+ * test_runtime_launch.c — unit tests of the grid launcher (rt_launch.c, rt_omp.c) and
+ * of program teams for smt.parallel loops (rt_team.c).
  *
- * A recording kernel counts how often each program instance runs and on which thread.
+ * A recording kernel counts how often each program instance runs and on which thread;
+ * a team kernel does the same for the iterations of its parallel loop.
  * The Proton launch hooks are replaced by mocks through `ld --wrap` (runtime/build.mk),
  * so the tests see exactly which hooks the launcher calls, with or without libproton.
  */
@@ -12,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -110,6 +113,7 @@ static struct {
     _Atomic int in_launch;         /* prepare called between launch begin and end (wrong) */
     _Atomic int records;
     _Atomic unsigned workers_seen; /* bit per worker index */
+    _Atomic int assists, assist_nonzero_pid;
     int wants_programs;
     int last_nthreads;
     uint32_t last_site;
@@ -190,6 +194,15 @@ __wrap_pn_program_end(PnThread *t)
 {
     (void)t;
     atomic_fetch_add(&mock.prog_end, 1);
+}
+
+void
+__wrap_pn_worker_assist(PnThread *t, const int32_t pid[3])
+{
+    (void)t;
+    atomic_fetch_add(&mock.assists, 1);
+    if (pid[0] || pid[1] || pid[2])
+        atomic_fetch_add(&mock.assist_nonzero_pid, 1);
 }
 
 static int
@@ -530,27 +543,37 @@ static const char so_src[] =
     "    __atomic_fetch_add(&count[x + nx * (y + ny * z)], 1, __ATOMIC_RELAXED);\n"
     "}\n";
 
-static void
-test_so_kernel_3d(void **state)
+/* Compiles C source 'text' into dir/k.so (dir made from its template); loads it. */
+static RtKernel *
+build_so(const char *text, char *dir, char *so, size_t cap)
 {
-    char dir[] = "/tmp/tritium-launch-XXXXXX", src[64], so[64], cmd[256];
-    int32_t g[3] = {6, 5, 4};
-    int count[120] = {0}, bad = 0;
-    uint64_t args[5] = {(uint64_t)(uintptr_t)count, (uint64_t)(uintptr_t)&bad, 6, 5, 4};
+    char src[64], cmd[256];
     RtKernel *k;
     FILE *f;
 
-    (void)state;
     assert_non_null(mkdtemp(dir));
     snprintf(src, sizeof src, "%s/k.c", dir);
-    snprintf(so, sizeof so, "%s/k.so", dir);
+    snprintf(so, cap, "%s/k.so", dir);
     f = fopen(src, "w");
     assert_non_null(f);
-    fputs(so_src, f);
+    fputs(text, f);
     fclose(f);
     snprintf(cmd, sizeof cmd, "cc -shared -fPIC -O2 -o %s %s", so, src);
     assert_int_equal(system(cmd), 0);
     assert_int_equal(rt_kernel_load(so, &k), 0);
+    return k;
+}
+
+static void
+test_so_kernel_3d(void **state)
+{
+    char dir[] = "/tmp/tritium-launch-XXXXXX", so[64];
+    int32_t g[3] = {6, 5, 4};
+    int count[120] = {0}, bad = 0;
+    uint64_t args[5] = {(uint64_t)(uintptr_t)count, (uint64_t)(uintptr_t)&bad, 6, 5, 4};
+
+    (void)state;
+    RtKernel *k = build_so(so_src, dir, so, sizeof so);
     for (int t = 0; t <= 3; t++) {
         memset(count, 0, sizeof count);
         assert_int_equal(rt_launch(rt_kernel_fn(k), args, g, t, 0), 0);
@@ -558,6 +581,279 @@ test_so_kernel_3d(void **state)
             assert_int_equal(count[i], 1);
     }
     assert_int_equal(bad, 0);
+    rt_kernel_unload(k);
+    rt_fs_remove_tree(dir);
+}
+
+/* ---- program teams (smt.parallel loops) ---------------------------------------------------- */
+
+enum { MAXI = 2048, NPROG = 8 };
+
+/* What a team kernel saw: per program, the code around its loop; per iteration, who ran it. */
+typedef struct TeamRec {
+    int64_t iters;                 /* trip count of each program's loop */
+    int nested;                    /* iterations run an inner parallel loop of 4 */
+    int wait_for_help;             /* iteration 0 waits until another thread ran one */
+    _Atomic int before[NPROG], after[NPROG];
+    _Atomic int count[NPROG][MAXI];
+    pid_t tid[NPROG][MAXI], prog_tid[NPROG];
+    void *pctx[NPROG][MAXI];
+    _Atomic int inner[NPROG][MAXI][4];
+    _Atomic int inner_other_thread; /* inner iterations not on their outer iteration's thread */
+    _Atomic int helped, timeouts;
+} TeamRec;
+
+static TeamRec team_rec;
+
+typedef struct LoopCtx {
+    TeamRec *r;
+    int prog;
+    int64_t outer;
+    pid_t tid;
+} LoopCtx;
+
+static void
+inner_body(void *data, int64_t lo, int64_t hi, void *pctx)
+{
+    LoopCtx *c = data;
+    (void)pctx;
+    for (int64_t i = lo; i < hi; i++) {
+        atomic_fetch_add(&c->r->inner[c->prog][c->outer][i], 1);
+        if (gettid() != c->tid)
+            atomic_fetch_add(&c->r->inner_other_thread, 1);
+    }
+}
+
+/* Waits (at most 10 s) until some iteration ran on a thread other than the program's. */
+static void
+wait_for_help(TeamRec *r)
+{
+    for (long spins = 0; !atomic_load(&r->helped); spins++) {
+        if (spins > 10L * 1000 * 1000) {
+            atomic_fetch_add(&r->timeouts, 1);
+            return;
+        }
+        usleep(1);
+    }
+}
+
+static void
+team_body(void *data, int64_t lo, int64_t hi, void *pctx)
+{
+    LoopCtx *c = data;
+    TeamRec *r = c->r;
+    for (int64_t i = lo; i < hi; i++) {
+        if (i == 0 && r->wait_for_help)
+            wait_for_help(r);
+        atomic_fetch_add(&r->count[c->prog][i], 1);
+        r->tid[c->prog][i] = gettid();
+        r->pctx[c->prog][i] = pctx;
+        if (gettid() != r->prog_tid[c->prog])
+            atomic_store(&r->helped, 1);
+        ((PnThread *)pctx)->record(pctx, 0, PN_REC_START);
+        ((PnThread *)pctx)->record(pctx, 0, PN_REC_END);
+        if (r->nested) {
+            LoopCtx in = {r, c->prog, i, gettid()};
+            rt_parallel_for(inner_body, &in, 4, pctx);
+        }
+    }
+}
+
+/* A program: code before the loop, the loop through rt_parallel_for, code after it. */
+static void
+team_kernel(const uint64_t *args, int32_t x, int32_t y, int32_t z, int32_t nx, int32_t ny,
+            int32_t nz, void *pctx)
+{
+    TeamRec *r = (TeamRec *)(uintptr_t)args[0];
+    int prog = (int)(x + (int64_t)nx * (y + (int64_t)ny * z));
+    LoopCtx c = {r, prog, 0, 0};
+
+    (void)nz;
+    if (prog >= NPROG)
+        return;
+    r->prog_tid[prog] = gettid();
+    atomic_fetch_add(&r->before[prog], 1);
+    rt_parallel_for(team_body, &c, r->iters, pctx);
+    atomic_fetch_add(&r->after[prog], 1);
+}
+
+static TeamRec *
+run_team(int32_t gx, int nthreads, int64_t iters, unsigned flags)
+{
+    TeamRec *r = &team_rec;
+    uint64_t args[1] = {(uint64_t)(uintptr_t)r};
+    int32_t grid[3] = {gx, 1, 1};
+    int nested = r->nested, wait = r->wait_for_help;
+
+    memset(r, 0, sizeof *r);
+    r->iters = iters;
+    r->nested = nested;
+    r->wait_for_help = wait;
+    assert_int_equal(rt_launch_ex(team_kernel, args, grid, nthreads, 7, flags), 0);
+    return r;
+}
+
+/* Each program ran once, before and after its loop, and each iteration exactly once. */
+static void
+expect_team_once(const TeamRec *r, int programs)
+{
+    for (int p = 0; p < programs; p++) {
+        assert_int_equal(atomic_load(&r->before[p]), 1);
+        assert_int_equal(atomic_load(&r->after[p]), 1);
+        for (int64_t i = 0; i < r->iters; i++)
+            if (atomic_load(&r->count[p][i]) != 1)
+                fail_msg("program %d iteration %lld ran %d times", p, (long long)i,
+                         atomic_load(&r->count[p][i]));
+        for (int64_t i = 0; r->nested && i < r->iters; i++)
+            for (int k = 0; k < 4; k++)
+                assert_int_equal(atomic_load(&r->inner[p][i][k]), 1);
+    }
+    assert_int_equal(atomic_load(&r->timeouts), 0);
+}
+
+static int
+team_tids(const TeamRec *r, int prog)
+{
+    pid_t seen[64];
+    int n = 0;
+    for (int64_t i = 0; i < r->iters; i++) {
+        int k = 0;
+        while (k < n && seen[k] != r->tid[prog][i])
+            k++;
+        if (k == n && n < 64)
+            seen[n++] = r->tid[prog][i];
+    }
+    return n;
+}
+
+static void
+test_team_every_iteration_once(void **state)
+{
+    static const int grids[] = {1, 2, 3, 5, 8};
+    static const int threads[] = {0, 1, 2, 3, 4, 8};
+    static const int64_t iters[] = {0, 1, 2, 7, 100, MAXI};
+
+    (void)state;
+    for (int nested = 0; nested < 2; nested++) {
+        team_rec.nested = nested;
+        for (size_t g = 0; g < sizeof grids / sizeof *grids; g++)
+            for (size_t t = 0; t < sizeof threads / sizeof *threads; t++)
+                for (size_t i = 0; i < sizeof iters / sizeof *iters; i++)
+                    expect_team_once(run_team(grids[g], threads[t], iters[i], RT_LAUNCH_TEAMS),
+                                     grids[g]);
+    }
+    /* a loop inside a parallel loop's body runs on the thread that meets it */
+    assert_int_equal(atomic_load(&team_rec.inner_other_thread), 0);
+    team_rec.nested = 0;
+    assert_int_equal(hooks_called(), 0);
+}
+
+/* grid (1,) on 2 threads: the idle thread runs iterations (iteration 0 does not finish
+ * until it has); grid (2,) on 2 threads: no thread is idle, each loop stays on its
+ * program's thread; without the flag the loop never leaves it. */
+static void
+test_team_spreads_iterations(void **state)
+{
+    TeamRec *r;
+
+    (void)state;
+    team_rec.wait_for_help = 1;
+    r = run_team(1, 2, 64, RT_LAUNCH_TEAMS);
+    team_rec.wait_for_help = 0;
+    expect_team_once(r, 1);
+    assert_int_equal(team_tids(r, 0), 2);
+    assert_int_equal(r->prog_tid[0], gettid()); /* the launching thread leads */
+
+    r = run_team(2, 2, 64, RT_LAUNCH_TEAMS);
+    expect_team_once(r, 2);
+    for (int p = 0; p < 2; p++) {
+        assert_int_equal(team_tids(r, p), 1);
+        assert_int_equal(r->tid[p][0], r->prog_tid[p]);
+    }
+    r = run_team(1, 2, 64, 0);
+    expect_team_once(r, 1);
+    assert_int_equal(team_tids(r, 0), 1);
+    r = run_team(1, 1, 64, RT_LAUNCH_TEAMS);
+    assert_int_equal(team_tids(r, 0), 1);
+}
+
+/* With Proton on, a helper is a worker of its own: its iterations get its PnThread and
+ * are tagged with the leader's program. */
+static void
+test_team_proton(void **state)
+{
+    TeamRec *r;
+
+    (void)state;
+    pn_active_flag = 1;
+    mock.wants_programs = 1;
+    team_rec.wait_for_help = 1;
+    r = run_team(1, 2, 64, RT_LAUNCH_TEAMS);
+    team_rec.wait_for_help = 0;
+    expect_team_once(r, 1);
+    assert_int_equal(mock.launch_begin, 1);
+    assert_int_equal(mock.last_nthreads, 2);
+    assert_int_equal(mock.worker_begin, 2);
+    assert_int_equal(mock.worker_end, 2);
+    assert_int_equal(mock.workers_seen, 3);
+    assert_int_equal(mock.prog_begin, 1); /* one program, on its leader */
+    assert_int_equal(mock.records, 2 * 64);
+    assert_true(mock.assists >= 1);
+    assert_int_equal(mock.assist_nonzero_pid, 0);
+    for (int i = 0; i < 64; i++)
+        assert_ptr_equal(r->pctx[0][i], &mock_threads[r->tid[0][i] == r->prog_tid[0] ? 0 : 1]);
+
+    memset(&mock, 0, sizeof mock);
+    r = run_team(3, 8, 100, RT_LAUNCH_TEAMS); /* teams of 3, 3, 2 */
+    expect_team_once(r, 3);
+    assert_int_equal(mock.worker_begin, 8);
+    assert_int_equal(mock.workers_seen, 0xff);
+    assert_int_equal(mock.records, 2 * 300);
+}
+
+static void
+test_team_partition(void **state)
+{
+    int member, seen[3] = {0};
+
+    (void)state;
+    /* 8 threads, 3 programs: threads 0-2, 3-5, 6-7 */
+    for (int t = 0; t < 8; t++) {
+        int g = rt_team_of(t, 8, 3, &member);
+        assert_int_equal(g, t < 3 ? 0 : t < 6 ? 1 : 2);
+        assert_int_equal(member, t < 3 ? t : t < 6 ? t - 3 : t - 6);
+        seen[g]++;
+    }
+    for (int g = 0; g < 3; g++)
+        assert_int_equal(seen[g], rt_team_size(g, 8, 3));
+    assert_int_equal(rt_team_of(1, 2, 1, &member), 0);
+    assert_int_equal(member, 1);
+}
+
+/* A kernel library exporting tritium_parallel_for gets it pointed at rt_parallel_for. */
+static const char par_so_src[] =
+    "#include <stdint.h>\n"
+    "static void serial(void (*b)(void *, int64_t, int64_t, void *), void *d, int64_t n, void *p)\n"
+    "{ if (n > 0) b(d, 0, n, p); }\n"
+    "void (*tritium_parallel_for)(void (*)(void *, int64_t, int64_t, void *), void *, int64_t,\n"
+    "                             void *) = serial;\n"
+    "void tritium_kernel(const uint64_t *a, int32_t x, int32_t y, int32_t z, int32_t nx,\n"
+    "                    int32_t ny, int32_t nz, void *p) { (void)a; }\n";
+
+static void
+test_team_loader_binds(void **state)
+{
+    char dir[] = "/tmp/tritium-team-XXXXXX", so[64];
+
+    (void)state;
+    RtKernel *k = build_so(par_so_src, dir, so, sizeof so);
+    assert_int_equal(rt_kernel_launch_flags(k), RT_LAUNCH_TEAMS);
+    void *h = dlopen(so, RTLD_NOW | RTLD_NOLOAD);
+    assert_non_null(h);
+    void (**slot)(RtParallelBody, void *, int64_t, void *) = dlsym(h, "tritium_parallel_for");
+    assert_non_null(slot);
+    assert_true(*slot == rt_parallel_for);
+    dlclose(h);
     rt_kernel_unload(k);
     rt_fs_remove_tree(dir);
 }
@@ -575,7 +871,9 @@ main(void)
         T(test_team_prepared_before_first_launch),
         T(test_proton_hooks_inline), T(test_nested_launch),
         T(test_launch_after_fork),   T(test_huge_grid_rejected),
-        T(test_so_kernel_3d),
+        T(test_so_kernel_3d),        T(test_team_every_iteration_once),
+        T(test_team_spreads_iterations), T(test_team_proton),
+        T(test_team_partition),      T(test_team_loader_binds),
     };
 #undef T
     return cmocka_run_group_tests_name("runtime_launch", tests, NULL, NULL);

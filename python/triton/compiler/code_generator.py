@@ -395,7 +395,8 @@ class CodeGenerator(ast.NodeVisitor):
                 raise TypeError(f"Loop-carried variable {n} has initial type {init.type} but is re-assigned to "
                                 f"{new_t} in loop! Please make sure that the type stays consistent.")
             inits.append(init)
-        args = c.for_begin(_opnd(lb), _opnd(ub), _opnd(st), [t.handle for t in inits])
+        args = c.for_begin(_opnd(lb), _opnd(ub), _opnd(st), [t.handle for t in inits],
+                           bool(getattr(it, "bind_sub_block", False)))
         self.lscope[node.target.id] = self.wrap(args[0])
         for n, a in zip(names, args[1:]):
             self.lscope[n] = self.wrap(a)

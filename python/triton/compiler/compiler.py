@@ -159,6 +159,8 @@ def _store(key, jitfn, spec, stages, plan, so, replace, arch=None):
         "remarks": [list(r) for r in stages["remarks"]],
         "times_ms": stages["times_ms"],
         "stream_bytes": stages.get("stream_bytes", 0),
+        # spine-triton's flag: the kernel has smt.parallel loops bound to sub-blocks
+        "smt_parallel_inside": "bind_sub_block = true" in (stages.get("ttir") or ""),
         "instrumented": _instrumentation_on(),
         "target": _target(arch),
     }

@@ -310,8 +310,10 @@ def alloc_copies(shape, dtype=tl.float32, storage="l2", copies=1):
 
 class parallel(tl.range):
     """for i in smt.parallel(start, end, step): iterations are independent (a loop that
-    carries a value from one iteration to the next is an error). They run in order on
-    the program's thread."""
+    carries a value from one iteration to the next is an error). With bind_sub_block
+    (the default) they run on the launch's idle threads when the grid has fewer programs
+    than threads, else on the program's thread (docs/runtime.md §4.6); with
+    bind_sub_block=False the loop is an ordinary range."""
 
     def __init__(self, arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None, bind_sub_block=True):
         super().__init__(arg1, arg2, step, num_stages=num_stages, loop_unroll_factor=loop_unroll_factor)
