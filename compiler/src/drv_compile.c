@@ -169,6 +169,7 @@ lower(IrModule *m, const DrvOptions *o, const CgTarget *t, DrvResult *res)
                      * contraction block they were measured with */
                     .vector_regs = res->vector_bytes >= t->vector_bytes_max ? t->vector_regs : 16,
                     .fma_scalar_operand = t->fma_scalar_operand,
+                    .bf16_vector_cvt = strstr(t->features, "+avx512bf16") != NULL,
                     .instrument = o->instrument};
     char *text = NULL;
     size_t len = 0;
