@@ -535,6 +535,7 @@ cg_mlir_compile(const char *text, size_t len, const CgOptions *o, LLVMContextRef
     free(script);
     if (src)
         goto out;
+    cg_reduce_minmax_merges(mod);
     trace(mod, "transform script (tile, vectorize)", t_script);
     t_script = cg_now_ms();
     split_empty_tensors(mod);

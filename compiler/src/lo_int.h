@@ -323,6 +323,8 @@ void lp_cost_add_mem(LoPlan *p, const IrOp *op, bool is_store, int loop);
 void lp_cost_add_flops(LoPlan *p, const IrOp *op, int loop);
 void lp_cost_add_dot(LoPlan *p, const IrOp *op, int loop);
 void lp_cost_init(LoPlan *p);
+/* Temporaries up to this size live on the stack (promote-buffers-to-stack in cg_mlir.c) */
+#define LO_STACK_TILE_BYTES 65536
 void lp_plan_share(LoPlan *p, const IrOp **order, uint32_t nord); /* LpVal.shared */
 /* An error diagnostic on module m, and *err set; returns -1. lp_error (plan) and
  * le_error (emitter) are this with their context's module and flag. */

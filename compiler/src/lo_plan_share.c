@@ -9,7 +9,9 @@
  * polynomials (lo_math_expands) and that reaches two or more distinct
  * materialisation points (reductions, stores, dots, loop yields, ... — any user
  * that is not itself a lazy tile) is marked `shared`: the emitter materialises it
- * where it is defined, and its consumers read the tensor.
+ * where it is defined, and its consumers read the tensor — when the tile fits
+ * the stack (LO_STACK_TILE_BYTES; a larger temporary is a malloc per program,
+ * which costs more than the recomputation).
  */
 #include "lo_int.h"
 
@@ -72,7 +74,8 @@ lp_plan_share(LoPlan *p, const IrOp **order, uint32_t nord)
     }
     for (uint32_t v = 1; v < n; v++) {
         int dt = ir_type_dtype(p->m, p->f->vals[v].type);
-        if (s[v].expensive && s[v].many && dt >= 0 && ir_dtype_is_float((IrDtype)dt))
+        if (s[v].expensive && s[v].many && dt >= 0 && ir_dtype_is_float((IrDtype)dt) &&
+            ir_type_numel(p->m, p->f->vals[v].type) * (ir_dtype_bits((IrDtype)dt) / 8) <= LO_STACK_TILE_BYTES)
             p->vals[v].shared = 1;
     }
     free(s);
