@@ -6,7 +6,8 @@
  * constants, shape ops of splats; applies identities (x+0, x*1, x*0 for ints,
  * x&x, x-x ...), selects with a constant condition, addptr with a zero offset and
  * cast chains (trunc(ext x), ext(ext x)); moves constants to the right of
- * commutative ops; folds `acc + dot(a, b, 0)` into `dot(a, b, acc)`. Integer folds wrap at the type's width and never fold
+ * commutative ops; folds `acc + dot(a, b, 0)` into `dot(a, b, acc)`; turns selects
+ * that compute a min or max into the min/max op (fold_minmax). Integer folds wrap at the type's width and never fold
  * undefined cases (division by zero, signed overflow of division, oversized
  * shifts, out-of-range float-to-int); float folds are exact or correctly
  * rounded (computed in double, rounded once) and skip anything libm-dependent.
@@ -449,6 +450,53 @@ fold_chain(Canon *c, IrOp *op)
     return IR_NONE;
 }
 
+/* ---- selects that are min/max ---------------------------------------------------------------- */
+
+/* Is r `cmpf une x, x` (x is NaN)? */
+static bool
+is_nan_test(Canon *c, IrRef r, IrRef x)
+{
+    IrOp *d = def_of(c, r);
+    return d && d->opc == IR_CMPF && d->i[0] == IR_CMPF_UNE && d->args[0] == x && d->args[1] == x;
+}
+
+/* select(a > b, a, b) on integers is max(a, b) (likewise <, unsigned); on floats the
+ * NaN-propagating form select((a > b) | (a != a), a, b) that torch's inductor writes
+ * (triton_helpers.maximum/minimum, its max/min reductions' combine) is
+ * maximumf/minimumf. They agree on every input except the sign of an equal zero
+ * (select takes b, maximumf takes +0 for max). A single min/max op makes the
+ * reduction a simple one (vector accumulators, identity +-inf). */
+static IrRef
+fold_minmax(Canon *c, IrOp *op)
+{
+    IrRef m = op->args[0], a = op->args[1], b = op->args[2];
+    IrOp *d = def_of(c, m);
+    if (!d || ty(c, a) != ty(c, op->res[0]) || ty(c, b) != ty(c, a))
+        return IR_NONE;
+    IrOpc o = IR_NONE;
+    if (d->opc == IR_CMPI && d->args[0] == a && d->args[1] == b) {
+        switch (d->i[0]) {
+        case IR_CMPI_SGT: o = IR_MAXSI; break;
+        case IR_CMPI_SLT: o = IR_MINSI; break;
+        case IR_CMPI_UGT: o = IR_MAXUI; break;
+        case IR_CMPI_ULT: o = IR_MINUI; break;
+        default: break;
+        }
+    } else if (d->opc == IR_ORI) {
+        for (int side = 0; side < 2 && o == IR_NONE; side++) {
+            IrOp *cmp = def_of(c, d->args[side]);
+            if (!cmp || cmp->opc != IR_CMPF || cmp->args[0] != a || cmp->args[1] != b ||
+                !is_nan_test(c, d->args[1 - side], a))
+                continue;
+            o = cmp->i[0] == IR_CMPF_OGT ? IR_MAXIMUMF : cmp->i[0] == IR_CMPF_OLT ? IR_MINIMUMF : IR_NONE;
+        }
+    }
+    if (o == IR_NONE)
+        return IR_NONE;
+    IrRef args[2] = {a, b};
+    return new_before(c, op, o, args, 2, ty(c, a))->res[0];
+}
+
 /* ---- driver ----------------------------------------------------------------------------------- */
 
 static IrRef
@@ -464,6 +512,8 @@ simplify(Canon *c, IrOp *op)
         return fold_shape(c, op);
     case IR_TRUNCI: case IR_EXTSI: case IR_EXTUI: case IR_EXTF: case IR_TRUNCF:
         return fold_chain(c, op);
+    case IR_SELECT:
+        return fold_minmax(c, op);
     default:
         return IR_NONE;
     }

@@ -254,6 +254,20 @@ class UnloadedKernel:
 
 # ---- ahead-of-time API (upstream triton.compile) -------------------------------------------
 
+def make_backend(target):
+    """The backend compiling for `target` (upstream name): the CPU backend."""
+    from triton.backends import backends
+    for b in backends.values():
+        if b.compiler.supports_target(target):
+            return b.compiler(target)
+    raise RuntimeError(f"no backend compiles for target {target!r}; Tritium has the \"cpu\" backend only")
+
+
+def triton_key():
+    from triton.runtime.cache import triton_key as key
+    return key()
+
+
 class ASTSource:
     """ASTSource(fn, signature, constexprs=None, attrs=None) as in upstream Triton."""
 
@@ -300,18 +314,33 @@ class ASTSource:
 
 class CompiledKernel:
     """Result of triton.compile() / JITFunction.warmup(): stages in .asm, metadata,
-    and launchable with kernel[grid](*args)."""
+    and launchable with kernel[grid](*args).
 
-    def __init__(self, compiled, jitfn=None):
+    It also carries upstream's launcher surface, which torch's inductor drives:
+    `hash` (the cache key), `src` (the ASTSource), `function`, `packed_metadata`,
+    `launch_metadata(grid, stream, *args)` and
+    `run(gx, gy, gz, stream, function, packed_metadata, launch_metadata,
+    launch_enter_hook, launch_exit_hook, *args)`, with every kernel argument
+    (constexprs included) after the hooks."""
+
+    launch_enter_hook = None
+    launch_exit_hook = None
+
+    def __init__(self, compiled, jitfn=None, src=None):
         self._c = compiled
         info = compiled.info
         self.name = info.name
         self.metadata = _Metadata(info.metadata)
         self.asm = _AsmDict(info)
         self.fn = jitfn
+        self.src = src
+        self.hash = info.key
         self.n_regs = 32
         self.n_spills = 0
-        self.packed_metadata = None
+        self.n_max_threads = 1
+        self.function = compiled
+        self.module = None
+        self.packed_metadata = self.metadata
 
     def __getitem__(self, grid):
         def runner(*args, **kwargs):
@@ -319,8 +348,30 @@ class CompiledKernel:
             return self._c.launch(tuple(g), args, int(kwargs.get("num_threads", 0) or 0))
         return runner
 
-    def run(self, grid, *args):
-        return self._c.launch(tuple(grid), args)
+    def run(self, *args):
+        """Upstream's launcher call when given the ten leading launcher arguments;
+        run(grid, *args) otherwise (Tritium's older form)."""
+        if len(args) >= 9 and isinstance(args[0], int) and not isinstance(args[0], bool):
+            gx, gy, gz, _stream, _function, _packed, meta, enter, leave = args[:9]
+            if enter is not None and meta is not None:
+                enter(meta)
+            self._c.launch((gx, gy, gz), args[9:])
+            if leave is not None and meta is not None:
+                leave(meta)
+            return None
+        return self._c.launch(tuple(args[0]), args[1:])
+
+    def launch_metadata(self, grid, stream, *args):
+        """The LazyDict launch hooks receive (None when no enter hook is set, as upstream)."""
+        import triton.knobs as knobs
+        if knobs.runtime.launch_enter_hook is None:
+            return None
+        from triton.profiler.hooks import LazyDict
+        meta = LazyDict({"name": self.name, "function": self.function, "stream": stream})
+        fn = getattr(self.fn, "launch_metadata", None) if self.fn is not None else None
+        if fn is not None:
+            meta.add(fn, (grid, self.metadata, dict(zip(self.fn.arg_names, args))))
+        return meta
 
     def _init_handles(self):
         pass
@@ -373,4 +424,4 @@ def compile(src, target=None, options=None):  # noqa: A001 (upstream name)
     if isinstance(src, str):
         raise NotImplementedError("compiling from IR files is done with the tritium-opt tool")
     spec = src.spec()
-    return CompiledKernel(compile_specialization(src.fn, spec, _NO_LOAD, target_arch(target)), src.fn)
+    return CompiledKernel(compile_specialization(src.fn, spec, _NO_LOAD, target_arch(target)), src.fn, src)

@@ -86,7 +86,17 @@ def _refresh_dtypes():
     return not _torch_dtypes_registered and _register_torch_dtypes()
 
 
-class JITFunction(_C.Kernel):
+class KernelInterface:
+    """Upstream's base of launchable kernels: `kernel[grid](*args)` calls
+    `kernel.run(*args, grid=grid, warmup=False)`. JITFunction gets its `[grid]` from the
+    C launcher; this class is here for code that checks for it or subclasses it
+    (torch's inductor)."""
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(grid=grid, warmup=False, *args, **kwargs)
+
+
+class JITFunction(_C.Kernel, KernelInterface):
     """A kernel (or a helper called from kernels) decorated with @triton.jit."""
 
     def __init__(self, fn, version=None, do_not_specialize=None, do_not_specialize_on_alignment=None, debug=None,
