@@ -312,35 +312,63 @@ class ASTSource:
         return tuple(out)
 
 
+_LOADED = {}  # CompiledKernel.hash -> the loaded kernel (tritium.Compiled), kept out of pickles
+
+
+def _reload(key):
+    """The loaded kernel of cache entry `key` (a CompiledKernel unpickled in another
+    process: torch's inductor compiles in worker processes and pickles the result)."""
+    c = _LOADED.get(key)
+    if c is None:
+        r = _C.cache_lookup(key)
+        if r[0] != "hit":
+            raise RuntimeError(f"triton: the compiled kernel {key} is no longer in the cache ({r[0]})")
+        _, _, kernel_path, meta_text, files = r
+        meta = json.loads(meta_text)
+        c = _load(kernel_path, meta, meta["name"], KernelInfo(meta["name"], meta, files, key))
+        _LOADED[key] = c
+    return c
+
+
 class CompiledKernel:
     """Result of triton.compile() / JITFunction.warmup(): stages in .asm, metadata,
     and launchable with kernel[grid](*args).
 
     It also carries upstream's launcher surface, which torch's inductor drives:
     `hash` (the cache key), `src` (the ASTSource), `function`, `packed_metadata`,
-    `launch_metadata(grid, stream, *args)` and
+    `launch_metadata(grid, stream, *args)`, `_init_handles()` and
     `run(gx, gy, gz, stream, function, packed_metadata, launch_metadata,
     launch_enter_hook, launch_exit_hook, *args)`, with every kernel argument
-    (constexprs included) after the hooks."""
+    (constexprs included) after the hooks. Its __dict__ pickles (inductor copies it
+    between processes, replacing function/run/module by None): the loaded kernel is
+    looked up by `hash`, and _init_handles() restores function and run."""
 
     launch_enter_hook = None
     launch_exit_hook = None
 
     def __init__(self, compiled, jitfn=None, src=None):
-        self._c = compiled
         info = compiled.info
+        self.hash = info.key
+        _LOADED[self.hash] = compiled
         self.name = info.name
         self.metadata = _Metadata(info.metadata)
         self.asm = _AsmDict(info)
         self.fn = jitfn
         self.src = src
-        self.hash = info.key
         self.n_regs = 32
         self.n_spills = 0
         self.n_max_threads = 1
-        self.function = compiled
         self.module = None
         self.packed_metadata = self.metadata
+        self._init_handles()
+
+    @property
+    def _c(self):
+        return _reload(self.hash)
+
+    def _init_handles(self):
+        self.function = self._c
+        self.run = self._run
 
     def __getitem__(self, grid):
         def runner(*args, **kwargs):
@@ -348,14 +376,14 @@ class CompiledKernel:
             return self._c.launch(tuple(g), args, int(kwargs.get("num_threads", 0) or 0))
         return runner
 
-    def run(self, *args):
-        """Upstream's launcher call when given the ten leading launcher arguments;
+    def _run(self, *args):
+        """Upstream's launcher call when given the nine leading launcher arguments;
         run(grid, *args) otherwise (Tritium's older form)."""
         if len(args) >= 9 and isinstance(args[0], int) and not isinstance(args[0], bool):
-            gx, gy, gz, _stream, _function, _packed, meta, enter, leave = args[:9]
+            gx, gy, gz, _stream, function, _packed, meta, enter, leave = args[:9]
             if enter is not None and meta is not None:
                 enter(meta)
-            self._c.launch((gx, gy, gz), args[9:])
+            (function or self._c).launch((gx, gy, gz), args[9:])
             if leave is not None and meta is not None:
                 leave(meta)
             return None
@@ -373,17 +401,22 @@ class CompiledKernel:
             meta.add(fn, (grid, self.metadata, dict(zip(self.fn.arg_names, args))))
         return meta
 
-    def _init_handles(self):
-        pass
-
 
 class _Metadata(dict):
+    """The kernel's metadata, keys also as attributes, with upstream's launch fields
+    (num_warps, num_ctas, num_stages, shared, cluster_dims) present as keys: code
+    that turns the dict into a namedtuple (torch's inductor, after pickling) finds them."""
+
+    _DEFAULTS = {"num_warps": 1, "num_ctas": 1, "num_stages": 1, "shared": 0, "cluster_dims": (1, 1, 1)}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for k, v in self._DEFAULTS.items():
+            self.setdefault(k, v)
+
     def __getattr__(self, k):
-        defaults = {"num_warps": 1, "num_ctas": 1, "num_stages": 1, "shared": 0, "cluster_dims": (1, 1, 1)}
         if k in self:
             return self[k]
-        if k in defaults:
-            return defaults[k]
         raise AttributeError(k)
 
 
