@@ -26,7 +26,15 @@ import torch._dynamo  # noqa: E402
 import torch._inductor.config as inductor_config  # noqa: E402
 from torch._inductor import metrics  # noqa: E402
 
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
 import triton.profiler as proton  # noqa: E402
+
+
+@triton.jit
+def twice(x, o, n, B: tl.constexpr):
+    i = tl.program_id(0) * B + tl.arange(0, B)
+    tl.store(o + i, tl.load(x + i, mask=i < n) * 2, mask=i < n)
 
 
 @pytest.fixture(autouse=True)
@@ -158,3 +166,25 @@ print("DONE")
     # every call launches every kernel (more launches: inductor's autotuning runs)
     for n in set(names):
         assert names.count(n) >= 3, (n, names.count(n))
+
+
+def test_compiled_kernel_survives_pickling():
+    """Inductor compiles in worker processes and pickles the CompiledKernel's __dict__
+    (function/run/module replaced by None) and the JITFunction back: the copy launches
+    from Tritium's kernel cache after _init_handles()."""
+    import pickle
+
+    from triton.compiler import ASTSource, CompiledKernel
+    from triton.compiler import compiler as cc
+
+    k = triton.compile(ASTSource(twice, {"x": "*fp32", "o": "*fp32", "n": "i32"}, {"B": 64}))
+    state = pickle.dumps({**k.__dict__, "module": None, "function": None, "run": None})
+    cc._LOADED.pop(k.hash)  # as in a fresh process
+    copy = CompiledKernel.__new__(CompiledKernel)
+    copy.__dict__.update(pickle.loads(state))
+    copy._init_handles()
+    assert copy.src.fn.arg_names == ["x", "o", "n", "B"] and copy.src.fn.constexprs == [3]
+    assert copy.metadata["shared"] == 0 and copy.metadata["num_warps"] == 1
+    x, o = torch.randn(100), torch.zeros(100)
+    copy.run(2, 1, 1, 0, copy.function, copy.packed_metadata, None, None, None, x, o, 100, 64)
+    torch.testing.assert_close(o, 2 * x)
