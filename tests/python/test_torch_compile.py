@@ -138,6 +138,24 @@ def test_transformer_encoder_layer(tmp_path):
     assert sum("layer_norm" in n for n in k) == 2, k
 
 
+def test_embedding_gather(tmp_path):
+    """An index loaded from memory (inductor's indirect indexing): a gathered load.
+    Inductor's bounds asserts (tl.device_assert) are not supported yet: turned off."""
+    emb = torch.nn.Embedding(100, 32)
+    idx = torch.randint(0, 100, (4, 16))
+    with inductor_config.patch(assert_indirect_indexing=False):
+        _compiled(lambda i: emb(i) * 2.0 + 1.0, (idx,), tmp_path)
+
+
+def test_bf16_rounding_emulated(tmp_path):
+    """With emulate_precision_casts inductor keeps the bf16 rounding eager does; the
+    result is then exactly eager's (without it inductor computes in fp32, in both of
+    its backends)."""
+    x = torch.randn(1000)
+    with inductor_config.patch(emulate_precision_casts=True):
+        _compiled(lambda a: (a.to(torch.bfloat16) * 2).float() + 1, (x,), tmp_path, atol=0, rtol=0)
+
+
 def test_kernel_capture_names_inductor_kernels(tmp_path):
     """PROTON_KERNEL_CAPTURE=1 with no code change: the trace lists inductor's kernels."""
     code = f"""
