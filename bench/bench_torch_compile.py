@@ -8,13 +8,17 @@ timed in alternation; medians of wall time per call under torch.no_grad(). Ratio
 >1 mean the Triton-on-Tritium variant is faster than the one it is compared with.
 Inductor's cache goes to a temporary directory.
 """
+import atexit
 import copy
 import os
+import shutil
 import statistics
 import tempfile
 import time
 
-os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="tritium-bench-inductor-"))
+_CACHE = tempfile.mkdtemp(prefix="tritium-bench-inductor-")
+atexit.register(shutil.rmtree, _CACHE, True)
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", _CACHE)
 
 import torch  # noqa: E402
 
@@ -27,17 +31,16 @@ def _models():
             ("transformer block b4 s64 d256", block, (torch.randn(4, 64, 256),))]
 
 
-def _compile(model, backend):
+def _compile(model, backend, args):
+    """torch.compile of a copy of model (a new module: dynamo compiles it again under
+    this backend), warmed up: compiled and autotuned by the time it returns."""
     import torch._inductor.config as cfg
-    m = copy.deepcopy(model)  # a new module: dynamo compiles it again under this config
+    m = copy.deepcopy(model)
     with cfg.patch(cpu_backend=backend):
         g = torch.compile(m)
         for _ in range(3):
-            g(*ARGS[0])
+            g(*args)
     return g
-
-
-ARGS = [None]
 
 
 def _median_ms(fn, args, reps):
@@ -57,8 +60,7 @@ def run(report, reps=10, rounds=5):
                f"{'triton/eager':>13}")
         with torch.no_grad():
             for name, model, args in _models():
-                ARGS[0] = args
-                cpp, tri = _compile(model, "cpp"), _compile(model, "triton")
+                cpp, tri = _compile(model, "cpp", args), _compile(model, "triton", args)
                 torch.testing.assert_close(tri(*args), model(*args), atol=1e-4, rtol=1e-4)
                 t = {"eager": [], "cpp": [], "triton": []}
                 for _ in range(rounds):  # alternate so that the three share the machine's noise

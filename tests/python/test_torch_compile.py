@@ -11,7 +11,9 @@ session's tree, so nothing fell back to inductor's C++ backend unnoticed.
 Inductor's own cache goes to a per-module temporary directory (TORCHINDUCTOR_CACHE_DIR);
 kernels land in the session's TRITON_CACHE_DIR (conftest.py).
 """
+import atexit
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -20,6 +22,7 @@ import torch
 import proton_util as pu
 
 _INDUCTOR_CACHE = tempfile.mkdtemp(prefix="tritium-inductor-")
+atexit.register(shutil.rmtree, _INDUCTOR_CACHE, True)
 os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", _INDUCTOR_CACHE)
 
 import torch._dynamo  # noqa: E402
