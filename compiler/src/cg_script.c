@@ -4,7 +4,7 @@
  *
  * The lowering says what each generic is and how it wants to be tiled: the
  * attributes tritium.kind ("elementwise", "copy", "fill", "pack", "gather",
- * "row_reduction", "column_reduction", "reduction", "contraction"),
+ * "gather_reduction", "row_reduction", "column_reduction", "reduction", "contraction"),
  * tritium.tile (a tile size per loop, 0: untiled) and tritium.lanes (the vector
  * accumulator of a row reduction). This file only reads them, plus the static
  * extents of the loops (from the operand types) to decide peeling, tags each
@@ -18,7 +18,9 @@
  *   contraction: tile_using_for with the register block, lowered to broadcast-FMA
  *     outer products (vector.contract -> outerproduct).
  * Then one vectorize_children_and_apply_patterns over each function, loop-invariant
- * subset hoisting (accumulators stay in registers) and vector lowering patterns.
+ * subset hoisting (accumulators stay in registers) and vector lowering patterns;
+ * a function with a "gather_reduction" (a reduction whose body gathers) is left
+ * scalar instead (script_tail_scalar).
  * A second script (cg_script_bufferize) eliminates empty tensors and
  * bufferizes (one-shot, linalg.copy memcpys).
  */
@@ -43,6 +45,7 @@ typedef struct OpInfo {
     int64_t tile[MAX_LOOPS]; /* tritium.tile */
     int64_t lanes;           /* tritium.lanes */
     int masked_ok;           /* the remainder of a peeled loop may be vectorised with masks */
+    int no_vector;           /* "gather_reduction": its function is not vectorised */
     OpKind kind;
 } OpInfo;
 
@@ -154,6 +157,7 @@ analyze(MlirOperation op, OpInfo *in, CgStr *err)
     else
         in->kind = OK_TILED;
     in->masked_ok = !attr_str_is(kind, "gather") && !attr_str_is(kind, "reduction");
+    in->no_vector = attr_str_is(kind, "gather_reduction");
     return 0;
 }
 
@@ -273,6 +277,23 @@ emit_op(CgStr *s, int id, const OpInfo *in)
     }
 }
 
+/* The tail of a function holding a reduction that gathers element by element
+ * ("gather_reduction"): MLIR 19's vectorizer starts on such a generic, fails at
+ * the scf.if of a guarded load after rewriting part of it, and the whole
+ * vectorize_children step fails; so nothing in that function is vectorised (the
+ * generics become scalar loops after bufferization: correct, slower). */
+static const char script_tail_scalar[] =
+    "    %f = transform.structured.match ops{[\"func.func\"]} in %root"
+    " : (!transform.any_op) -> !transform.any_op\n"
+    "    transform.apply_patterns to %f {\n"
+    "      transform.apply_patterns.canonicalization\n"
+    "      transform.apply_patterns.linalg.tiling_canonicalization\n"
+    "    } : !transform.any_op\n"
+    "    transform.apply_cse to %f : !transform.any_op\n"
+    "    transform.yield\n"
+    "  }\n"
+    "}\n";
+
 /* The common tail: vectorise, hoist loop-invariant subsets, lower vector ops. */
 static const char script_tail[] =
     "    %f = transform.structured.match ops{[\"func.func\"]} in %root"
@@ -365,6 +386,7 @@ cg_script_build(MlirOperation module, CgStr *err)
     cg_str_printf(&s, "module attributes {transform.with_named_sequence} {\n"
                       "  transform.named_sequence @__transform_main(%%root: %s) {\n",
                   ANY);
+    bool scalar = false;
     for (size_t i = 0; i < ops.n; i++) {
         OpInfo in;
         if (analyze(ops.v[i], &in, err) < 0) {
@@ -375,8 +397,12 @@ cg_script_build(MlirOperation module, CgStr *err)
         mlirOperationSetDiscardableAttributeByName(ops.v[i], sref("cg_id"),
                                                    mlirIntegerAttrGet(i64, (int64_t)i));
         emit_op(&s, (int)i, &in);
+        scalar |= in.no_vector;
     }
-    cg_str_append(&s, script_tail, sizeof script_tail - 1);
+    if (scalar)
+        cg_str_append(&s, script_tail_scalar, sizeof script_tail_scalar - 1);
+    else
+        cg_str_append(&s, script_tail, sizeof script_tail - 1);
     free(ops.v);
     return cg_str_take(&s);
 }

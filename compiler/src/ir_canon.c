@@ -6,7 +6,9 @@
  * constants, shape ops of splats; applies identities (x+0, x*1, x*0 for ints,
  * x&x, x-x ...), selects with a constant condition, addptr with a zero offset and
  * cast chains (trunc(ext x), ext(ext x)); moves constants to the right of
- * commutative ops; folds `acc + dot(a, b, 0)` into `dot(a, b, acc)`. Integer folds wrap at the type's width and never fold
+ * commutative ops; folds `acc + dot(a, b, 0)` into `dot(a, b, acc)`; turns selects
+ * that compute a min or max into the min/max op (fold_minmax); computes element-wise
+ * ops of splats on the scalars (fold_splat_elem). Integer folds wrap at the type's width and never fold
  * undefined cases (division by zero, signed overflow of division, oversized
  * shifts, out-of-range float-to-int); float folds are exact or correctly
  * rounded (computed in double, rounded once) and skip anything libm-dependent.
@@ -449,6 +451,121 @@ fold_chain(Canon *c, IrOp *op)
     return IR_NONE;
 }
 
+/* ---- selects that are min/max ---------------------------------------------------------------- */
+
+/* Is r `cmpf une x, x` (x is NaN)? */
+static bool
+is_nan_test(Canon *c, IrRef r, IrRef x)
+{
+    IrOp *d = def_of(c, r);
+    return d && d->opc == IR_CMPF && d->i[0] == IR_CMPF_UNE && d->args[0] == x && d->args[1] == x;
+}
+
+/* select(a > b, a, b) on integers is max(a, b) (likewise <, unsigned); on floats the
+ * NaN-propagating form select((a > b) | (a != a), a, b) that torch's inductor writes
+ * (triton_helpers.maximum/minimum, its max/min reductions' combine) is
+ * maximumf/minimumf. They agree on every input except the sign of an equal zero
+ * (select takes b, maximumf takes +0 for max). A single min/max op makes the
+ * reduction a simple one (vector accumulators, identity +-inf). */
+static IrRef
+fold_minmax(Canon *c, IrOp *op)
+{
+    IrRef m = op->args[0], a = op->args[1], b = op->args[2];
+    IrOp *d = def_of(c, m);
+    if (!d || ty(c, a) != ty(c, op->res[0]) || ty(c, b) != ty(c, a))
+        return IR_NONE;
+    IrOpc o = IR_NONE;
+    if (d->opc == IR_CMPI && d->args[0] == a && d->args[1] == b) {
+        switch (d->i[0]) {
+        case IR_CMPI_SGT: o = IR_MAXSI; break;
+        case IR_CMPI_SLT: o = IR_MINSI; break;
+        case IR_CMPI_UGT: o = IR_MAXUI; break;
+        case IR_CMPI_ULT: o = IR_MINUI; break;
+        default: break;
+        }
+    } else if (d->opc == IR_ORI) {
+        for (int side = 0; side < 2 && o == IR_NONE; side++) {
+            IrOp *cmp = def_of(c, d->args[side]);
+            if (!cmp || cmp->opc != IR_CMPF || cmp->args[0] != a || cmp->args[1] != b ||
+                !is_nan_test(c, d->args[1 - side], a))
+                continue;
+            o = cmp->i[0] == IR_CMPF_OGT ? IR_MAXIMUMF : cmp->i[0] == IR_CMPF_OLT ? IR_MINIMUMF : IR_NONE;
+        }
+    }
+    if (o == IR_NONE)
+        return IR_NONE;
+    IrRef args[2] = {a, b};
+    return new_before(c, op, o, args, 2, ty(c, a))->res[0];
+}
+
+/* ---- uniform tiles ---------------------------------------------------------------------------- */
+
+/* The scalar a uniform tile holds: the splatted value, or a new scalar constant
+ * for a constant tile (before `pos`); IR_NONE otherwise. */
+static IrRef
+uniform_scalar(Canon *c, IrOp *pos, IrRef r)
+{
+    IrOp *d = def_of(c, r);
+    if (!d || !ir_type_is_tensor(c->m, ty(c, r)))
+        return IR_NONE;
+    if (d->opc == IR_SPLAT)
+        return d->args[0];
+    if (d->opc != IR_CONST)
+        return IR_NONE;
+    IrType et = ir_type_elem(c->m, ty(c, r));
+    IrOp *k = new_before(c, pos, IR_CONST, NULL, 0, et);
+    k->i[0] = d->i[0];
+    k->f = d->f;
+    return k->res[0];
+}
+
+/* An element-wise op whose operands are all splats or constants (one splat at
+ * least) is the splat of the op on the scalars, as upstream's TTIR canonicalizer
+ * does; with a one-element range (`pid * XBLOCK + tl.arange(0, 1)`, inductor's
+ * one-row blocks) this keeps `x // 16`, `x % 16` and `x < n` of a row index
+ * scalar, so pointers and masks built from them stay affine. */
+static IrRef
+fold_splat_elem(Canon *c, IrOp *op)
+{
+    switch (op->opc) {
+    case IR_CONST: case IR_ADDPTR: case IR_INT_TO_PTR: case IR_PTR_TO_INT: case IR_PTR_BITCAST:
+    case IR_EXTERN_ELEM:
+        return IR_NONE;
+    default:
+        break;
+    }
+    if (!(ir_opc_flags[op->opc] & IR_F_ELEM) || op->nargs == 0 || op->nargs > 3 ||
+        !ir_type_is_tensor(c->m, ty(c, op->res[0])))
+        return IR_NONE;
+    bool any_splat = false;
+    for (uint32_t i = 0; i < op->nargs; i++) {
+        IrOp *d = def_of(c, op->args[i]);
+        if (!d || (d->opc != IR_SPLAT && d->opc != IR_CONST))
+            return IR_NONE;
+        any_splat |= d->opc == IR_SPLAT;
+    }
+    if (!any_splat)
+        return IR_NONE;
+    IrRef sargs[3];
+    for (uint32_t i = 0; i < op->nargs; i++)
+        sargs[i] = uniform_scalar(c, op, op->args[i]);
+    IrOp *s = new_before(c, op, (IrOpc)op->opc, sargs, op->nargs, ir_type_elem(c->m, ty(c, op->res[0])));
+    memcpy(s->i, op->i, sizeof s->i);
+    s->f = op->f;
+    return new_before(c, op, IR_SPLAT, &s->res[0], 1, ty(c, op->res[0]))->res[0];
+}
+
+/* tl.arange(k, k + 1) is the constant k. */
+static IrRef
+fold_unit_range(Canon *c, IrOp *op)
+{
+    if (op->i[1] - op->i[0] != 1)
+        return IR_NONE;
+    IrOp *k = new_before(c, op, IR_CONST, NULL, 0, ty(c, op->res[0]));
+    k->i[0] = op->i[0];
+    return k->res[0];
+}
+
 /* ---- driver ----------------------------------------------------------------------------------- */
 
 static IrRef
@@ -464,8 +581,14 @@ simplify(Canon *c, IrOp *op)
         return fold_shape(c, op);
     case IR_TRUNCI: case IR_EXTSI: case IR_EXTUI: case IR_EXTF: case IR_TRUNCF:
         return fold_chain(c, op);
+    case IR_MAKE_RANGE:
+        return fold_unit_range(c, op);
+    case IR_SELECT:
+        if ((r = fold_minmax(c, op)) != IR_NONE)
+            return r;
+        return fold_splat_elem(c, op);
     default:
-        return IR_NONE;
+        return fold_splat_elem(c, op);
     }
 }
 

@@ -1216,6 +1216,8 @@ le_generic_reduce(LeCtx *c, IrRef v, int axis, IrBlock *region, unsigned init, c
             lanes = 0; /* one chunk: vectorise the row as it is */
     }
     const char *kind = axis == r - 1 ? simple_combiner ? "row_reduction" : "reduction" : "column_reduction";
+    if (g.gathers)
+        kind = "gather_reduction"; /* MLIR 19's vectorizer fails hard on its scf.if loads */
     emit_generic(&g, res, axis, init, init_type, r - 1, odm, elem, kind, r, tile, lanes);
     gen_fini(&g);
     return res;

@@ -388,6 +388,14 @@ region_cmp(LoPlan *p, const IrOp *op, Region *r, int rank)
     AForm *df = form_add(p, a, b, -1); /* a - b */
     int64_t k = 0;
     int dim = df ? single_dim(df, &k) : -2;
+    if (dim == -1) {
+        /* uniform over the tile: a bound on a unit dim (its index is always 0), as
+         * `pid*1 + tl.arange(0, 1)[:, None] < n` is with a one-row block */
+        const int64_t *sh = ir_type_shape(p->m, p->f->vals[op->res[0]].type);
+        for (int d = 0; d < rank && dim < 0; d++)
+            if (sh[d] == 1)
+                dim = d, k = 1;
+    }
     if (dim < 0 || (k != 1 && k != -1))
         return -1;
     int pred = (int)op->i[0];
@@ -474,9 +482,10 @@ lp_mask_region(LoPlan *p, IrRef mask, Region *r)
         if (lp_mask_region(p, d->args[0], &a) < 0)
             return -1;
         const int64_t *xs = ir_type_shape(p->m, p->f->vals[d->args[0]].type);
+        const int64_t *rs = ir_type_shape(p->m, val->type);
         r->cond = a.cond;
         for (int k = 0; k < rank; k++) {
-            if (xs[k] == 1 && (a.lo[k] || a.hi[k]))
+            if (xs[k] == 1 && rs[k] != 1 && (a.lo[k] || a.hi[k]))
                 return -1; /* a bound on a broadcast unit dim: not representable */
             r->lo[k] = a.lo[k];
             r->hi[k] = a.hi[k];

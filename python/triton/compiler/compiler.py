@@ -254,6 +254,20 @@ class UnloadedKernel:
 
 # ---- ahead-of-time API (upstream triton.compile) -------------------------------------------
 
+def make_backend(target):
+    """The backend compiling for `target` (upstream name): the CPU backend."""
+    from triton.backends import backends
+    for b in backends.values():
+        if b.compiler.supports_target(target):
+            return b.compiler(target)
+    raise RuntimeError(f"no backend compiles for target {target!r}; Tritium has the \"cpu\" backend only")
+
+
+def triton_key():
+    from triton.runtime.cache import triton_key as key
+    return key()
+
+
 class ASTSource:
     """ASTSource(fn, signature, constexprs=None, attrs=None) as in upstream Triton."""
 
@@ -298,20 +312,63 @@ class ASTSource:
         return tuple(out)
 
 
+_LOADED = {}  # CompiledKernel.hash -> the loaded kernel (tritium.Compiled), kept out of pickles
+
+
+def _reload(key):
+    """The loaded kernel of cache entry `key` (a CompiledKernel unpickled in another
+    process: torch's inductor compiles in worker processes and pickles the result)."""
+    c = _LOADED.get(key)
+    if c is None:
+        r = _C.cache_lookup(key)
+        if r[0] != "hit":
+            raise RuntimeError(f"triton: the compiled kernel {key} is no longer in the cache ({r[0]})")
+        _, _, kernel_path, meta_text, files = r
+        meta = json.loads(meta_text)
+        c = _load(kernel_path, meta, meta["name"], KernelInfo(meta["name"], meta, files, key))
+        _LOADED[key] = c
+    return c
+
+
 class CompiledKernel:
     """Result of triton.compile() / JITFunction.warmup(): stages in .asm, metadata,
-    and launchable with kernel[grid](*args)."""
+    and launchable with kernel[grid](*args).
 
-    def __init__(self, compiled, jitfn=None):
-        self._c = compiled
+    It also carries upstream's launcher surface, which torch's inductor drives:
+    `hash` (the cache key), `src` (the ASTSource), `function`, `packed_metadata`,
+    `launch_metadata(grid, stream, *args)`, `_init_handles()` and
+    `run(gx, gy, gz, stream, function, packed_metadata, launch_metadata,
+    launch_enter_hook, launch_exit_hook, *args)`, with every kernel argument
+    (constexprs included) after the hooks. Its __dict__ pickles (inductor copies it
+    between processes, replacing function/run/module by None): the loaded kernel is
+    looked up by `hash`, and _init_handles() restores function and run."""
+
+    launch_enter_hook = None
+    launch_exit_hook = None
+
+    def __init__(self, compiled, jitfn=None, src=None):
         info = compiled.info
+        self.hash = info.key
+        _LOADED[self.hash] = compiled
         self.name = info.name
         self.metadata = _Metadata(info.metadata)
         self.asm = _AsmDict(info)
         self.fn = jitfn
+        self.src = src
         self.n_regs = 32
         self.n_spills = 0
-        self.packed_metadata = None
+        self.n_max_threads = 1
+        self.module = None
+        self.packed_metadata = self.metadata
+        self._init_handles()
+
+    @property
+    def _c(self):
+        return _reload(self.hash)
+
+    def _init_handles(self):
+        self.function = self._c
+        self.run = self._run
 
     def __getitem__(self, grid):
         def runner(*args, **kwargs):
@@ -319,20 +376,47 @@ class CompiledKernel:
             return self._c.launch(tuple(g), args, int(kwargs.get("num_threads", 0) or 0))
         return runner
 
-    def run(self, grid, *args):
-        return self._c.launch(tuple(grid), args)
+    def _run(self, *args):
+        """Upstream's launcher call when given the nine leading launcher arguments;
+        run(grid, *args) otherwise (Tritium's older form)."""
+        if len(args) >= 9 and isinstance(args[0], int) and not isinstance(args[0], bool):
+            gx, gy, gz, _stream, function, _packed, meta, enter, leave = args[:9]
+            if enter is not None and meta is not None:
+                enter(meta)
+            (function or self._c).launch((gx, gy, gz), args[9:])
+            if leave is not None and meta is not None:
+                leave(meta)
+            return None
+        return self._c.launch(tuple(args[0]), args[1:])
 
-    def _init_handles(self):
-        pass
+    def launch_metadata(self, grid, stream, *args):
+        """The LazyDict launch hooks receive (None when no enter hook is set, as upstream)."""
+        import triton.knobs as knobs
+        if knobs.runtime.launch_enter_hook is None:
+            return None
+        from triton.profiler.hooks import LazyDict
+        meta = LazyDict({"name": self.name, "function": self.function, "stream": stream})
+        fn = getattr(self.fn, "launch_metadata", None) if self.fn is not None else None
+        if fn is not None:
+            meta.add(fn, (grid, self.metadata, dict(zip(self.fn.arg_names, args))))
+        return meta
 
 
 class _Metadata(dict):
+    """The kernel's metadata, keys also as attributes, with upstream's launch fields
+    (num_warps, num_ctas, num_stages, shared, cluster_dims) present as keys: code
+    that turns the dict into a namedtuple (torch's inductor, after pickling) finds them."""
+
+    _DEFAULTS = {"num_warps": 1, "num_ctas": 1, "num_stages": 1, "shared": 0, "cluster_dims": (1, 1, 1)}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for k, v in self._DEFAULTS.items():
+            self.setdefault(k, v)
+
     def __getattr__(self, k):
-        defaults = {"num_warps": 1, "num_ctas": 1, "num_stages": 1, "shared": 0, "cluster_dims": (1, 1, 1)}
         if k in self:
             return self[k]
-        if k in defaults:
-            return defaults[k]
         raise AttributeError(k)
 
 
@@ -373,4 +457,4 @@ def compile(src, target=None, options=None):  # noqa: A001 (upstream name)
     if isinstance(src, str):
         raise NotImplementedError("compiling from IR files is done with the tritium-opt tool")
     spec = src.spec()
-    return CompiledKernel(compile_specialization(src.fn, spec, _NO_LOAD, target_arch(target)), src.fn)
+    return CompiledKernel(compile_specialization(src.fn, spec, _NO_LOAD, target_arch(target)), src.fn, src)

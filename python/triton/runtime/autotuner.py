@@ -11,6 +11,8 @@ import inspect
 import os
 import time
 
+from .errors import OutOfResources, PTXASError  # noqa: F401 (upstream imports them from here)
+
 
 class Config:
     def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None, pre_hook=None,

@@ -86,7 +86,17 @@ def _refresh_dtypes():
     return not _torch_dtypes_registered and _register_torch_dtypes()
 
 
-class JITFunction(_C.Kernel):
+class KernelInterface:
+    """Upstream's base of launchable kernels: `kernel[grid](*args)` calls
+    `kernel.run(*args, grid=grid, warmup=False)`. JITFunction gets its `[grid]` from the
+    C launcher; this class is here for code that checks for it or subclasses it
+    (torch's inductor)."""
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(grid=grid, warmup=False, *args, **kwargs)
+
+
+class JITFunction(_C.Kernel, KernelInterface):
     """A kernel (or a helper called from kernels) decorated with @triton.jit."""
 
     def __init__(self, fn, version=None, do_not_specialize=None, do_not_specialize_on_alignment=None, debug=None,
@@ -107,6 +117,8 @@ class JITFunction(_C.Kernel):
         self.noinline = noinline
         self._repr = repr
         self.launch_metadata = launch_metadata
+        self.repr = (lambda _: fn.__name__) if repr is None else repr  # upstream: repr(fn) -> str
+        self.used_global_vals = {}
         super().__init__(fn.__name__, self.arg_names, [p.is_constexpr for p in self.params],
                          [p.do_not_specialize for p in self.params],
                          [p.default if p.has_default else ... for p in self.params],
@@ -165,7 +177,13 @@ class JITFunction(_C.Kernel):
         return self._hash
 
     def __repr__(self):
-        return f"JITFunction({self.module}:{self.fn.__qualname__})"
+        return f"JITFunction({self.module}:{self.__qualname__})"
+
+    def __reduce__(self):
+        """Pickles as a _JITStub: what a launcher needs (names, parameters, source),
+        not the Python function (torch's inductor pickles its kernels between its
+        compile workers and the main process, which keeps the real one)."""
+        return (_JITStub, (self.__name__, [(p.name, p.is_constexpr) for p in self.params], self.src))
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("Cannot call @triton.jit'd outside of the scope of a kernel")
@@ -206,6 +224,30 @@ class JITFunction(_C.Kernel):
                     raise TypeError(f"{self.__name__}() missing a required argument: '{p.name}'")
                 scope[p.name] = tl.constexpr(p.default) if p.is_constexpr else p.default
         return scope
+
+
+class _StubParam:
+    def __init__(self, num, name, is_constexpr):
+        self.num, self.name, self.is_constexpr = num, name, is_constexpr
+
+
+class _JITStub:
+    """An unpickled JITFunction: name, parameters and source only (not launchable
+    by itself; CompiledKernels that refer to it launch from the kernel cache)."""
+
+    fn = None
+    launch_metadata = None
+
+    def __init__(self, name, params, src):
+        self.__name__ = name
+        self.params = [_StubParam(i, n, c) for i, (n, c) in enumerate(params)]
+        self.arg_names = [p.name for p in self.params]
+        self.constexprs = [p.num for p in self.params if p.is_constexpr]
+        self.src = src
+        self.repr = lambda _: name
+
+    def __reduce__(self):
+        return (_JITStub, (self.__name__, [(p.name, p.is_constexpr) for p in self.params], self.src))
 
 
 def _kernel_metadata(compiled):
