@@ -267,6 +267,12 @@ void lp_cost(const LoPlan *p, IrCost *out);
  * program ids: val(user, ir_value, &ok)); returns -1 when some trip count could
  * not be evaluated (it then counts once). */
 int lp_cost_eval(const LoPlan *p, AxLeafFn val, void *user, IrCost *out);
+/* The trip-count program of the cost (docs/compiler.md, "static cost"): every
+ * loop's bounds over kernel parameters, program ids and grid sizes, and every
+ * cost cell, as text the runtime evaluates at launch. Writes "" and returns 0
+ * when every trip count is constant (the static cost is exact) or the text
+ * does not fit in cap bytes; else returns its length. */
+size_t lp_cost_program(const LoPlan *p, char *buf, size_t cap);
 /* The cost cell of loop index l (-1: the kernel body, outside every loop). */
 const LpCostCell *lp_cost_cell(const LoPlan *p, int l);
 const char *lp_kind_name(int k);
@@ -320,6 +326,7 @@ struct LoPlan {
 
 void lp_cost_add_mem(LoPlan *p, const IrOp *op, bool is_store, int loop);
 void lp_cost_add_flops(LoPlan *p, const IrOp *op, int loop);
+void lp_cost_add_combine(LoPlan *p, const IrOp *op, int loop);
 void lp_cost_add_dot(LoPlan *p, const IrOp *op, int loop);
 void lp_cost_init(LoPlan *p);
 /* An error diagnostic on module m, and *err set; returns -1. lp_error (plan) and

@@ -749,10 +749,15 @@ walk_op(Walk *w, const IrOp *op)
         plan_dot(p, op);
         return 0;
     case IR_REDUCE:
+        lp_cost_add_combine(p, op, w->loop);
         for (uint32_t i = 0; i < op->nres; i++)
             define(w, op->res[i], pos, is_tile(p, op->res[i]) ? LP_TENSOR : LP_SCALAR);
         return 0;
     case IR_SCAN:
+        lp_cost_add_combine(p, op, w->loop);
+        for (uint32_t i = 0; i < op->nres; i++)
+            define(w, op->res[i], pos, LP_TENSOR);
+        return 0;
     case IR_RESHAPE:
     case IR_CAT:
     case IR_JOIN:

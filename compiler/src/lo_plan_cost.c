@@ -12,6 +12,8 @@
  */
 #include "lo_int.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +69,28 @@ lp_cost_add_flops(LoPlan *p, const IrOp *op, int loop)
     if (op->opc == IR_EXTF || op->opc == IR_TRUNCF || op->opc == IR_SITOFP || op->opc == IR_UITOFP)
         return;
     cell(p, loop)->flops[width_class(d)] += (double)ir_type_numel(p->m, t) * (op->opc == IR_FMA ? 2.0 : 1.0);
+}
+
+/* A reduction or scan: its combine body runs once per element it folds in, so
+ * (input elements - result elements) times for a reduction and (length - 1) per
+ * line for a scan; each float op of the body counts as elementwise ops do. */
+void
+lp_cost_add_combine(LoPlan *p, const IrOp *op, int loop)
+{
+    IrType in = p->f->vals[op->args[0]].type, out = p->f->vals[op->res[0]].type;
+    int64_t n = ir_type_numel(p->m, in);
+    int64_t apps = op->opc == IR_REDUCE ? n - (ir_type_is_tensor(p->m, out) ? ir_type_numel(p->m, out) : 1)
+                                        : n - n / ir_type_shape(p->m, in)[op->i[0]];
+    if (!op->nregs || apps <= 0)
+        return;
+    for (const IrOp *o = op->regs[0]->first; o; o = o->next) {
+        if (!o->nres || o->opc == IR_CONST || o->opc == IR_SELECT || o->opc == IR_EXTF || o->opc == IR_TRUNCF ||
+            o->opc == IR_SITOFP || o->opc == IR_UITOFP)
+            continue;
+        int d = ir_type_dtype(p->m, p->f->vals[o->res[0]].type);
+        if (d >= 0 && ir_dtype_is_float((IrDtype)d))
+            cell(p, loop)->flops[width_class(d)] += (double)apps * (o->opc == IR_FMA ? 2.0 : 1.0);
+    }
 }
 
 void
@@ -152,4 +176,139 @@ lp_cost_eval(const LoPlan *p, AxLeafFn val, void *user, IrCost *out)
 {
     fixed_parts(p, out);
     return total(p, val, user, out);
+}
+
+/* ---- the trip-count program the runtime evaluates at launch ---- */
+
+typedef struct Prog {
+    char *buf;
+    size_t cap, n;
+    int ok;
+} Prog;
+
+static void
+put(Prog *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+put(Prog *g, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(g->buf + g->n, g->n < g->cap ? g->cap - g->n : 0, fmt, ap);
+    va_end(ap);
+    if (k < 0 || g->n + (size_t)k >= g->cap)
+        g->ok = 0, g->n = g->cap;
+    else
+        g->n += (size_t)k;
+}
+
+/* A scalar IR value in reverse Polish: kernel parameters, program ids, grid sizes,
+ * constants and integer arithmetic on them; anything else clears g->ok. */
+static void
+put_val(Prog *g, const LoPlan *p, IrRef v, int depth)
+{
+    const IrVal *val = &p->f->vals[v];
+    const IrOp *d = val->def;
+    static const struct { int opc; char sym; } bin[] = {
+        {IR_ADDI, '+'}, {IR_SUBI, '-'}, {IR_MULI, '*'}, {IR_DIVSI, '/'}, {IR_REMSI, '%'}, {IR_DIVUI, 'U'},
+        {IR_REMUI, 'R'}, {IR_MINSI, 'm'}, {IR_MAXSI, 'M'}};
+    if (depth > 32 || ir_type_is_tensor(p->m, val->type)) {
+        g->ok = 0;
+        return;
+    }
+    if (!d) {
+        int dt = ir_type_dtype(p->m, val->type);
+        char k = dt == IR_I32 ? 's' : dt == IR_U32 ? 'u' : dt == IR_I1 ? 'b' : dt == IR_I64 || dt == IR_U64 ? 'q' : 0;
+        if (val->blk != p->f->body || !k)
+            g->ok = 0; /* a loop-carried value or induction variable */
+        else
+            put(g, " a%u:%c", val->idx, k);
+        return;
+    }
+    switch (d->opc) {
+    case IR_CONST: put(g, " #%lld", (long long)d->i[0]); return;
+    case IR_GET_PROGRAM_ID: put(g, " p%d", (int)d->i[0]); return;
+    case IR_GET_NUM_PROGRAMS: put(g, " n%d", (int)d->i[0]); return;
+    case IR_EXTSI:
+    case IR_EXTUI: put_val(g, p, d->args[0], depth + 1); return;
+    default: break;
+    }
+    for (size_t i = 0; i < sizeof bin / sizeof bin[0]; i++)
+        if (bin[i].opc == d->opc) {
+            put_val(g, p, d->args[0], depth + 1);
+            put_val(g, p, d->args[1], depth + 1);
+            put(g, " %c", bin[i].sym);
+            return;
+        }
+    g->ok = 0;
+}
+
+static void
+put_expr(Prog *g, const LoPlan *p, const AExpr *e, int depth)
+{
+    if (depth > 64) {
+        g->ok = 0;
+        return;
+    }
+    switch (e->k) {
+    case AK_CONST: put(g, " #%lld", (long long)e->c); return;
+    case AK_VAL: put_val(g, p, e->v, 0); return;
+    case AK_CARRY: g->ok = 0; return;
+    default: break;
+    }
+    put_expr(g, p, e->a, depth + 1);
+    put_expr(g, p, e->b, depth + 1);
+    put(g, " %c", e->k == AK_ADD ? '+' : e->k == AK_MUL ? '*' : e->k == AK_MIN ? 'm' : 'M');
+}
+
+/* One loop: "L parent lb , ub , step ;" or "L parent ? ;" when a bound is not
+ * computable from the launch (while loops, bounds read from memory or carried). */
+static void
+put_loop(Prog *g, const LoPlan *p, const LpLoop *l)
+{
+    size_t mark = g->n;
+    put(g, "L %d", l->parent);
+    if (l->lb) {
+        Prog t = *g;
+        put_expr(&t, p, l->lb, 0);
+        put(&t, " ,");
+        put_expr(&t, p, l->ub, 0);
+        put(&t, " ,");
+        put_expr(&t, p, l->step, 0);
+        if (t.ok && t.n < t.cap) {
+            *g = t;
+            put(g, " ;\n");
+            return;
+        }
+        g->n = mark;
+        put(g, "L %d", l->parent);
+    }
+    put(g, " ? ;\n");
+}
+
+size_t
+lp_cost_program(const LoPlan *p, char *buf, size_t cap)
+{
+    Prog g = {buf, cap, 0, 1};
+    bool dynamic = false;
+    for (int l = 0; l < p->nloops; l++)
+        dynamic |= p->loops[l].trips < 0;
+    if (!dynamic || !cap) { /* constant trip counts: the static cost is the whole story */
+        if (cap)
+            buf[0] = 0;
+        return 0;
+    }
+    put(&g, "cost 1 %d %d\n", p->nloops, p->ncells);
+    for (int l = 0; l < p->nloops; l++)
+        put_loop(&g, p, &p->loops[l]);
+    for (int c = 0; c < p->ncells; c++) {
+        const LpCostCell *k = &p->cells[c];
+        put(&g, "C %d %llu %llu %.17g %.17g %.17g ;\n", c - 1, (unsigned long long)k->bytes_loaded,
+            (unsigned long long)k->bytes_stored, k->flops[0], k->flops[1], k->flops[2]);
+    }
+    if (!g.ok) {
+        buf[0] = 0;
+        return 0;
+    }
+    return g.n;
 }

@@ -171,6 +171,8 @@ metrics_json(const PnTNode *x, const Hints *h)
         for (int k = 0; k < 3; k++)
             if (x->has_flops[k])
                 ent_add(&m, fl[k], pn_json_double(x->flops[k]));
+        if (x->cost_inexact) /* launches whose bytes/flops counted a loop of unknown trips once */
+            ent_add(&m, "cost_per_iteration_launches", pn_json_uint(x->cost_inexact));
     } else if (x->kind == PN_NODE_KSCOPE) {
         ent_add(&m, "scope_count", pn_json_uint(x->count));
         ent_add(&m, "scope_time (ns)", pn_json_uint(pn_ticks_to_ns(x->ticks)));

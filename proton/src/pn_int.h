@@ -160,6 +160,8 @@ typedef struct PnSite {
     double flops_per_program[3];
     uint32_t nscopes;
     uint32_t *scope_name_ids;
+    PnCostFn cost_fn;              /* per-launch cost from the arguments, or NULL */
+    const void *cost;
 } PnSite;
 
 const PnSite *pn_site_get(uint32_t site);   /* NULL when unknown; lock-free */
@@ -286,6 +288,8 @@ typedef struct PnPNode {
     uint32_t ctr_n;                /* counter values summed (0 = none) */
     uint64_t ctr[PN_MAX_COUNTERS];
     double norm;                   /* kscope: sum over launches of ticks / programs */
+    double cost[4];                /* kernel: bytes, flops16/32/64 of launches with a cost_fn */
+    uint32_t cost_n, cost_inexact; /* launches costed that way; of them, with a loop counted once */
     PnMetric *metrics;             /* host nodes: user metrics */
 } PnPNode;
 
@@ -356,6 +360,7 @@ typedef struct PnLaunchInt {
     uint32_t path;                 /* Python call path (pn_python_frames), 0 = none */
     uint32_t state[2];             /* the launching thread's state (pn_state_enter), 0 = none */
     uint64_t t0, mtick, seq;
+    const uint64_t *args;          /* pn_launch_args: the packed arguments, or NULL */
 } PnLaunchInt;
 
 typedef struct PnKFrame {
@@ -581,6 +586,7 @@ typedef struct PnTNode {
     double norm;
     double bytes, flops[3];
     int has_bytes, has_flops[3];
+    uint64_t cost_inexact;         /* launches whose cost counted some loop once */
     PnUMetric *um;
 } PnTNode;
 

@@ -125,8 +125,28 @@ pn_launch_begin(PnLaunch *l, uint32_t site, const int32_t grid[3], int nthreads)
     t->lnest++;
     ctr_ensure(t); /* before t0: a first launch must not time the group's opening */
     L->seq = ((uint64_t)t->tid << 40) | ++t->lseq;
+    L->args = NULL;
     L->on = 1;
     L->t0 = L->mtick = pn_now();
+}
+
+void
+pn_launch_args(PnLaunch *l, const uint64_t *args)
+{
+    PnLaunchInt *L = (PnLaunchInt *)l;
+    if (L->on)
+        L->args = args;
+}
+
+/* The launch's cost from its arguments into c[4]; 1 exact, 0 inexact, -1: none. */
+static int
+launch_cost(const PnLaunchInt *L, double c[4])
+{
+    const PnSite *s;
+    if (!L->args || !(s = pn_site_get(L->site)) || !s->cost_fn)
+        return -1;
+    int rc = s->cost_fn(s->cost, L->args, L->grid, c);
+    return rc < 0 ? -1 : rc;
 }
 
 /* the kernel node under 'parent', through the one-entry cache */
@@ -176,6 +196,20 @@ merge_kscopes(PnTSlot *ts, int32_t knode, const PnLaunchInt *L, uint64_t program
                 PN_ST(&n->ctr_n, (uint32_t)kc);
         }
     }
+}
+
+static void
+cost_add(PnPNode *n, int exact, const double c[4])
+{
+    if (exact < 0)
+        return;
+    for (int i = 0; i < 4; i++) {
+        double v = n->cost[i] + c[i];
+        __atomic_store(&n->cost[i], &v, __ATOMIC_RELAXED);
+    }
+    PN_ST(&n->cost_n, n->cost_n + 1);
+    if (!exact)
+        PN_ST(&n->cost_inexact, n->cost_inexact + 1);
 }
 
 static void
@@ -246,7 +280,8 @@ pn_launch_end(PnLaunch *l)
     uint64_t t1 = pn_now(), ctr[PN_MAX_COUNTERS] = { 0 }, programs = 1, dur;
     uint32_t used = 0, mask, pymask;
     uint64_t klost = 0;
-    int nctr = 0;
+    int nctr = 0, cexact;
+    double cost[4];
     PnTls *t;
     if (!L->on)
         return;
@@ -268,6 +303,7 @@ pn_launch_end(PnLaunch *l)
     }
     for (int d = 0; d < 3; d++)
         programs *= L->grid[d] > 0 ? (uint64_t)L->grid[d] : 0;
+    cexact = launch_cost(L, cost); /* after t1: not part of the launch's time */
     if (L->tmask && !L->programs)
         pn_drop(t, L->tmask, programs);
     pymask = PN_LD(&pn_py_mask);
@@ -287,6 +323,7 @@ pn_launch_end(PnLaunch *l)
         if (parent < 0 || (node = kernel_node(ts, parent, L->site, L->grid)) < 0)
             continue;
         kernel_add(pn_pnode(ts, node), dur, programs, used ? used : L->nthreads, nctr, ctr);
+        cost_add(pn_pnode(ts, node), cexact, cost);
         for (int i = 0; t->cur_next.set && i < t->cur_next.n; i++)
             pn_node_metric_add(pn_pnode(ts, node), t->cur_next.mid[i], t->cur_next.kind[i], 0,
                                (int64_t)t->cur_next.val[i], t->cur_next.val[i]);

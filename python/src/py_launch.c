@@ -48,6 +48,7 @@ typedef struct Compiled {
     RtKernelFn fn_nt;      /* streaming-store entry or NULL */
     double stream_bytes;   /* bytes one program stores (0: no streaming entry) */
     unsigned lflags;       /* rt_launch_ex flags (RT_LAUNCH_TEAMS: smt.parallel loops) */
+    RtCost *cost;          /* per-launch cost (kept for good: the site refers to it) */
     uint32_t site;
     int nparams;
     uint8_t plan[MAXP];
@@ -82,10 +83,11 @@ compiled_init(PyObject *self, PyObject *args, PyObject *kw)
     unsigned long long bytes = 0;
     double f16 = 0, f32 = 0, f64 = 0;
     unsigned long long stream_bytes = 0;
+    const char *trips = NULL;
     static char *kwl[] = {"so_path", "plan", "name", "constexprs", "bytes", "flops16", "flops32", "flops64", "scopes",
-                          "info", "stream_bytes", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOs|zKdddOOK", kwl, &path, &plan, &name, &constexprs, &bytes, &f16,
-                                     &f32, &f64, &scopes, &info, &stream_bytes))
+                          "info", "stream_bytes", "trips", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOs|zKdddOOKz", kwl, &path, &plan, &name, &constexprs, &bytes, &f16,
+                                     &f32, &f64, &scopes, &info, &stream_bytes, &trips))
         return -1;
     int64_t p[MAXP];
     int n = py_int64_seq(plan, p, MAXP, "plan");
@@ -116,8 +118,10 @@ compiled_init(PyObject *self, PyObject *args, PyObject *kw)
         for (int i = 0; i < ns; i++)
             snames[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(sfast, i));
     }
+    c->cost = rt_cost_create(trips); /* loops whose trip counts the launch decides */
     PnKernelDesc d = {.name = name, .constexprs = constexprs, .bytes_per_program = bytes,
-                      .flops_per_program = {f16, f32, f64}, .nscopes = (uint32_t)ns, .scope_names = snames};
+                      .flops_per_program = {f16, f32, f64}, .nscopes = (uint32_t)ns, .scope_names = snames,
+                      .cost_fn = c->cost ? (PnCostFn)rt_cost_eval : NULL, .cost = c->cost};
     c->site = pn_kernel_register(&d);
     Py_XDECREF(sfast);
     Py_XSETREF(c->info, Py_NewRef(info));

@@ -730,11 +730,52 @@ test_loader_from_cache(void **state)
     rt_kernel_unload(k);
 }
 
+/* A launch's cost from the compiler's trip-count program: a loop over parameter 1
+ * (int32) in steps of 256 inside a loop over the program id, with cells outside,
+ * in the outer and in the inner loop; malformed programs are refused. */
+static void
+test_cost_program(void **state)
+{
+    (void)state;
+    const char *text = "cost 1 2 3\n"
+                       "L -1 #0 , p0 #1 + , #1 ;\n"            /* pid + 1 trips */
+                       "L 0 #0 , a1:s , #256 ;\n"              /* cdiv(n, 256) trips */
+                       "C -1 0 4 0 1 0 ;\nC 0 8 0 0 0 0 ;\nC 1 1024 0 0 256 0 ;\n";
+    RtCost *c = rt_cost_create(text);
+    assert_non_null(c);
+    uint64_t args[2] = {0, (uint64_t)(int64_t)1000};
+    int32_t grid[3] = {3, 1, 1};
+    double out[4];
+    assert_int_equal(rt_cost_eval(c, args, grid, out), 1);
+    /* programs 0..2 run their outer loop 1, 2, 3 times (6 in all), each 4 inner trips */
+    assert_true(out[0] == 3 * 4 + 6 * 8 + 6 * 4 * 1024.0);
+    assert_true(out[2] == 3 * 1 + 6 * 4 * 256.0);
+    assert_true(out[1] == 0 && out[3] == 0);
+    args[1] = (uint64_t)(int64_t)-5; /* no inner trips */
+    assert_int_equal(rt_cost_eval(c, args, grid, out), 1);
+    assert_true(out[0] == 3 * 4 + 6 * 8);
+    rt_cost_destroy(c);
+    c = rt_cost_create("cost 1 1 2\nL -1 ? ;\nC -1 4 0 0 0 0 ;\nC 0 8 0 0 0 0 ;\n");
+    assert_non_null(c);
+    assert_int_equal(rt_cost_eval(c, args, grid, out), 0); /* counted once, inexact */
+    assert_true(out[0] == 3 * 12.0);
+    rt_cost_destroy(c);
+    c = rt_cost_create("cost 1 1 1\nL -1 #0 , a0:s #0 / , #1 ;\nC 0 8 0 0 0 0 ;\n");
+    assert_non_null(c);
+    assert_int_equal(rt_cost_eval(c, args, grid, out), 0); /* division by zero: counted once */
+    rt_cost_destroy(c);
+    assert_null(rt_cost_create(""));
+    assert_null(rt_cost_create("cost 1 1 1\nL 0 #0 , #1 , #1 ;\nC 0 1 0 0 0 0 ;\n")); /* its own parent */
+    assert_null(rt_cost_create("cost 1 1 1\nL -1 #0 , #1 ;\nC 0 1 0 0 0 0 ;\n"));     /* no step */
+    assert_null(rt_cost_create("cost 1 1 1\nL -1 #0 , x , #1 ;\nC 0 1 0 0 0 0 ;\n"));  /* bad token */
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hash_vectors),
+        cmocka_unit_test(test_cost_program),
         cmocka_unit_test(test_env_flags),
         cmocka_unit_test(test_stats),
         cmocka_unit_test_setup_teardown(test_cache_root, setup, teardown),

@@ -237,7 +237,7 @@ def _load(kernel_path, meta, name, info):
     return _C.Compiled(kernel_path, meta["plan"], name, json.dumps(meta.get("constexprs", {})),
                        int(cost.get("bytes_loaded", 0) + cost.get("bytes_stored", 0)), float(cost.get("flops16", 0)),
                        float(cost.get("flops32", 0)), float(cost.get("flops64", 0)), meta.get("scopes", []), info,
-                       stream_bytes=int(meta.get("stream_bytes", 0)))
+                       stream_bytes=int(meta.get("stream_bytes", 0)), trips=cost.get("trips") or None)
 
 
 class UnloadedKernel:
