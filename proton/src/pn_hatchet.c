@@ -163,6 +163,7 @@ metrics_json(const PnTNode *x, const Hints *h)
         ent_add(&m, "time (ns)", pn_json_uint(pn_ticks_to_ns(x->ticks)));
         ent_add(&m, "device_id", cJSON_CreateString("0"));
         ent_add(&m, "device_type", cJSON_CreateString("CPU"));
+        ent_add(&m, "time_kind", cJSON_CreateString("wall"));
         ent_add(&m, "programs", pn_json_uint(x->programs));
         ent_add(&m, "threads", pn_json_uint(x->threads));
         counter_metrics(&m, x, 0);
@@ -175,7 +176,9 @@ metrics_json(const PnTNode *x, const Hints *h)
             ent_add(&m, "cost_per_iteration_launches", pn_json_uint(x->cost_inexact));
     } else if (x->kind == PN_NODE_KSCOPE) {
         ent_add(&m, "scope_count", pn_json_uint(x->count));
-        ent_add(&m, "scope_time (ns)", pn_json_uint(pn_ticks_to_ns(x->ticks)));
+        ent_add(&m, "scope_time (ns)", pn_json_uint(pn_ticks_to_ns(x->wall)));
+        ent_add(&m, "scope_cpu_time (ns)", pn_json_uint(pn_ticks_to_ns(x->ticks)));
+        ent_add(&m, "time_kind", cJSON_CreateString("wall"));
         ent_add(&m, "normalized_time (ns)", pn_json_double(x->norm * 1e9 / pn_clock_hz()));
         counter_metrics(&m, x, 1);
     } else if (h) {

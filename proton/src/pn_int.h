@@ -288,6 +288,7 @@ typedef struct PnPNode {
     uint32_t ctr_n;                /* counter values summed (0 = none) */
     uint64_t ctr[PN_MAX_COUNTERS];
     double norm;                   /* kscope: sum over launches of ticks / programs */
+    uint64_t wall;                 /* kscope: sum over launches of the longest time one thread spent in it */
     double cost[4];                /* kernel: bytes, flops16/32/64 of launches with a cost_fn */
     uint32_t cost_n, cost_inexact; /* launches costed that way; of them, with a loop counted once */
     PnMetric *metrics;             /* host nodes: user metrics */
@@ -587,6 +588,7 @@ typedef struct PnTNode {
     double bytes, flops[3];
     int has_bytes, has_flops[3];
     uint64_t cost_inexact;         /* launches whose cost counted some loop once */
+    uint64_t wall;                 /* kscope: as PnPNode.wall */
     PnUMetric *um;
 } PnTNode;
 
@@ -610,6 +612,15 @@ typedef struct PnKRow {            /* one console / results row: kernel name + g
     uint64_t ctr[PN_MAX_COUNTERS];
 } PnKRow;
 int pn_tree_kernel_rows(const PnTree *tr, PnKRow **rows, uint32_t *nrows);
+
+typedef struct PnSRow {            /* one in-kernel scope path below a kernel row */
+    char path[256];                /* "compute/inner" */
+    uint32_t depth;                /* 1: directly in the kernel */
+    uint64_t count, wall, cpu;     /* executions; ticks: wall (see PnPNode.wall), summed over threads */
+} PnSRow;
+/* The scope paths below every kernel node of row k's name and grid, in tree order,
+ * summed over those nodes. Caller owns *rows (free()); *n = 0 when none. */
+int pn_tree_scope_rows(const PnTree *tr, const PnKRow *k, PnSRow **rows, uint32_t *n);
 
 /* ---- JSON and files (pn_json.c, pn_output.c, pn_device.c) ------------------------ */
 

@@ -167,11 +167,30 @@ kernel_node(PnTSlot *ts, int32_t parent, uint32_t site, const int32_t g[3])
     return n;
 }
 
+/* The launch's wall time of tree node 'node': the longest any one worker spent in
+ * it (wn/wmax: the nodes seen so far in this launch, at most 'cap'). */
+static void
+wall_max(int32_t *wn, uint64_t *wmax, uint32_t *nw, uint32_t cap, int32_t node, uint64_t ticks)
+{
+    for (uint32_t i = 0; i < *nw; i++)
+        if (wn[i] == node) {
+            if (ticks > wmax[i])
+                wmax[i] = ticks;
+            return;
+        }
+    if (*nw < cap) {
+        wn[*nw] = node;
+        wmax[(*nw)++] = ticks;
+    }
+}
+
 /* sums every worker's in-kernel scope paths into the tree below kernel node 'kn' */
 static void
 merge_kscopes(PnTSlot *ts, int32_t knode, const PnLaunchInt *L, uint64_t programs, int nctr)
 {
-    int32_t map[PN_KNODES];
+    int32_t map[PN_KNODES], wn[PN_KNODES];
+    uint64_t wmax[PN_KNODES];
+    uint32_t nw = 0;
     for (uint32_t w = 0; w < L->nthreads; w++) {
         const PnWorkerSlot *ws = &L->ws[w];
         int kc = (ws->ctr_ok & 2) ? nctr : 0;
@@ -186,6 +205,7 @@ merge_kscopes(PnTSlot *ts, int32_t knode, const PnLaunchInt *L, uint64_t program
             n = pn_pnode(ts, node);
             PN_ST(&n->count, n->count + k->count);
             PN_ST(&n->ticks, n->ticks + k->ticks);
+            wall_max(wn, wmax, &nw, PN_KNODES, node, k->ticks);
             if (programs) {
                 double v = n->norm + (double)k->ticks / (double)programs;
                 __atomic_store(&n->norm, &v, __ATOMIC_RELAXED);
@@ -195,6 +215,10 @@ merge_kscopes(PnTSlot *ts, int32_t knode, const PnLaunchInt *L, uint64_t program
             if (kc)
                 PN_ST(&n->ctr_n, (uint32_t)kc);
         }
+    }
+    for (uint32_t i = 0; i < nw; i++) {
+        PnPNode *n = pn_pnode(ts, wn[i]);
+        PN_ST(&n->wall, n->wall + wmax[i]);
     }
 }
 

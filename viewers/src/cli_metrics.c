@@ -323,6 +323,11 @@ compute_one(CliProfile *p, const CliMetricSpec *m, double *out, const char **sou
     int n = p->nnodes, rc = 0;
     double *a = NULL, *b = NULL;
     int id = cli_metric_resolve(p, m->base);
+    if (id < 0) { /* a metric only in-kernel scope nodes carry ("scope_cpu_time (ns)") */
+        char alt[320];
+        snprintf(alt, sizeof alt, "scope_%s", m->base);
+        id = cli_metric_resolve(p, alt);
+    }
     for (int k = 0; k < n; k++)
         out[k] = NAN;
     switch (m->kind) {
