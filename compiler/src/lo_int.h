@@ -161,6 +161,15 @@ typedef struct LpCostCell {
     double flops[3];     /* fp16(+bf16), fp32, fp64 */
 } LpCostCell;
 
+/* Cost inside in-kernel scopes: ops of loop 'loop' run while the scopes of 'scopes'
+ * (bit = scope id) are open; each scope's cost is the sum of the cells naming it, so
+ * an outer scope's cost includes its nested scopes'. */
+typedef struct LpScopeCell {
+    int loop;
+    uint64_t scopes;
+    LpCostCell c;
+} LpScopeCell;
+
 /* Trip count of loop l with the given leaf values: ceil((ub - lb) / step), 0
  * when ub <= lb; -1 when a bound is unknown (a while loop, a bound computed at
  * run time from something other than the leaves). */
@@ -319,6 +328,9 @@ struct LoPlan {
     uint32_t opcap, nops;
     LpCostCell *cells;   /* cells[l + 1] for loop l, cells[0] the kernel body */
     int ncells;
+    LpScopeCell *scells; /* the same cost again per (loop, open in-kernel scopes) */
+    int nscells, capscells;
+    uint64_t open_scopes; /* walk: in-kernel scope ids open at the current op (bit = id) */
     const char **scope_names;
     int nscopes;
     int err;

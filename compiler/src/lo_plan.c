@@ -326,6 +326,30 @@ check_carried(LoPlan *p, IrRef init, IrRef next, IrLoc loc)
 
 static int walk_block(Walk *w, const IrBlock *b);
 
+/* The scope id of a proton.record (first appearance order, as plan_barriers finds
+ * them), its scope opened or closed in p->open_scopes for the cost of what follows. */
+static int
+scope_mark(LoPlan *p, const IrOp *op)
+{
+    int id = -1;
+    if (!p->opt->instrument)
+        return 0;
+    for (int s = 0; s < p->nscopes; s++)
+        if (!strcmp(p->scope_names[s], op->s))
+            id = s;
+    if (id < 0) {
+        if (p->nscopes == IR_MAX_SCOPES)
+            return lp_error(p, op->loc, "too many distinct in-kernel scopes (max %d)", IR_MAX_SCOPES);
+        p->scope_names[p->nscopes] = op->s;
+        id = p->nscopes++;
+    }
+    if (op->i[0])
+        p->open_scopes |= 1ull << id;
+    else
+        p->open_scopes &= ~(1ull << id);
+    return 0;
+}
+
 static int
 new_loop(Walk *w, const IrOp *op)
 {
@@ -779,7 +803,7 @@ walk_op(Walk *w, const IrOp *op)
     case IR_RETURN:
         return 0;
     case IR_PROTON_RECORD:
-        return 0;
+        return scope_mark(p, op);
     case IR_PRINT:
     case IR_ASSERT:
     case IR_CALL:
@@ -1116,5 +1140,6 @@ lp_plan_destroy(LoPlan *p)
     free(p->dots);
     free(p->opmap);
     free(p->cells);
+    free(p->scells);
     free(p);
 }

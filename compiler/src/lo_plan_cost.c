@@ -31,6 +31,40 @@ cell(LoPlan *p, int loop)
     return &p->cells[loop + 1];
 }
 
+/* The scope cell of (loop, the scopes open now), or NULL outside every scope. */
+static LpCostCell *
+scell(LoPlan *p, int loop)
+{
+    if (!p->open_scopes)
+        return NULL;
+    for (int i = 0; i < p->nscells; i++)
+        if (p->scells[i].loop == loop && p->scells[i].scopes == p->open_scopes)
+            return &p->scells[i].c;
+    if (p->nscells == p->capscells) {
+        p->capscells = p->capscells ? p->capscells * 2 : 8;
+        p->scells = realloc(p->scells, sizeof *p->scells * (size_t)p->capscells);
+        if (!p->scells)
+            ir_die("out of memory");
+    }
+    LpScopeCell *c = &p->scells[p->nscells++];
+    memset(c, 0, sizeof *c);
+    c->loop = loop;
+    c->scopes = p->open_scopes;
+    return &c->c;
+}
+
+/* Adds bytes/flops to loop's cell and to its scope cell. */
+static void
+charge(LoPlan *p, int loop, uint64_t loaded, uint64_t stored, int width, double flops)
+{
+    LpCostCell *c[2] = {cell(p, loop), scell(p, loop)};
+    for (int i = 0; i < 2 && c[i]; i++) {
+        c[i]->bytes_loaded += loaded;
+        c[i]->bytes_stored += stored;
+        c[i]->flops[width] += flops;
+    }
+}
+
 void
 lp_cost_init(LoPlan *p)
 {
@@ -50,11 +84,7 @@ lp_cost_add_mem(LoPlan *p, const IrOp *op, bool is_store, int loop)
     IrType t = p->f->vals[v].type;
     int d = ir_type_dtype(p->m, t);
     uint64_t bytes = (uint64_t)ir_type_numel(p->m, t) * (uint64_t)(((d >= 0 ? ir_dtype_bits((IrDtype)d) : 64) + 7) / 8);
-    LpCostCell *c = cell(p, loop);
-    if (is_store)
-        c->bytes_stored += bytes;
-    else
-        c->bytes_loaded += bytes;
+    charge(p, loop, is_store ? 0 : bytes, is_store ? bytes : 0, 0, 0);
 }
 
 void
@@ -68,7 +98,7 @@ lp_cost_add_flops(LoPlan *p, const IrOp *op, int loop)
         return;
     if (op->opc == IR_EXTF || op->opc == IR_TRUNCF || op->opc == IR_SITOFP || op->opc == IR_UITOFP)
         return;
-    cell(p, loop)->flops[width_class(d)] += (double)ir_type_numel(p->m, t) * (op->opc == IR_FMA ? 2.0 : 1.0);
+    charge(p, loop, 0, 0, width_class(d), (double)ir_type_numel(p->m, t) * (op->opc == IR_FMA ? 2.0 : 1.0));
 }
 
 /* A reduction or scan: its combine body runs once per element it folds in, so
@@ -89,7 +119,7 @@ lp_cost_add_combine(LoPlan *p, const IrOp *op, int loop)
             continue;
         int d = ir_type_dtype(p->m, p->f->vals[o->res[0]].type);
         if (d >= 0 && ir_dtype_is_float((IrDtype)d))
-            cell(p, loop)->flops[width_class(d)] += (double)apps * (o->opc == IR_FMA ? 2.0 : 1.0);
+            charge(p, loop, 0, 0, width_class(d), (double)apps * (o->opc == IR_FMA ? 2.0 : 1.0));
     }
 }
 
@@ -100,7 +130,7 @@ lp_cost_add_dot(LoPlan *p, const IrOp *op, int loop)
     const int64_t *as = ir_type_shape(p->m, p->f->vals[op->args[0]].type);
     const int64_t *rs = ir_type_shape(p->m, p->f->vals[op->res[0]].type);
     double fl = 2.0 * (double)as[rank - 1] * (double)rs[rank - 2] * (double)rs[rank - 1] * (rank == 3 ? (double)rs[0] : 1.0);
-    cell(p, loop)->flops[width_class(ir_type_dtype(p->m, p->f->vals[op->args[0]].type))] += fl;
+    charge(p, loop, 0, 0, width_class(ir_type_dtype(p->m, p->f->vals[op->args[0]].type)), fl);
 }
 
 int64_t
@@ -293,18 +323,24 @@ lp_cost_program(const LoPlan *p, char *buf, size_t cap)
     bool dynamic = false;
     for (int l = 0; l < p->nloops; l++)
         dynamic |= p->loops[l].trips < 0;
-    if (!dynamic || !cap) { /* constant trip counts: the static cost is the whole story */
+    if ((!dynamic && !p->nscells) || !cap) { /* constant trips, no scopes: the static cost says it all */
         if (cap)
             buf[0] = 0;
         return 0;
     }
-    put(&g, "cost 1 %d %d\n", p->nloops, p->ncells);
+    put(&g, "cost 1 %d %d %d\n", p->nloops, p->ncells, p->nscells);
     for (int l = 0; l < p->nloops; l++)
         put_loop(&g, p, &p->loops[l]);
     for (int c = 0; c < p->ncells; c++) {
         const LpCostCell *k = &p->cells[c];
         put(&g, "C %d %llu %llu %.17g %.17g %.17g ;\n", c - 1, (unsigned long long)k->bytes_loaded,
             (unsigned long long)k->bytes_stored, k->flops[0], k->flops[1], k->flops[2]);
+    }
+    for (int c = 0; c < p->nscells; c++) {
+        const LpScopeCell *k = &p->scells[c];
+        put(&g, "S %d %llx %llu %llu %.17g %.17g %.17g ;\n", k->loop, (unsigned long long)k->scopes,
+            (unsigned long long)k->c.bytes_loaded, (unsigned long long)k->c.bytes_stored, k->c.flops[0],
+            k->c.flops[1], k->c.flops[2]);
     }
     if (!g.ok) {
         buf[0] = 0;

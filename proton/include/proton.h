@@ -78,9 +78,9 @@ PN_API const char *pn_clock_source(void);
 /* Static description of one compiled kernel specialisation, registered once when the
  * runtime loads it. All strings are copied. */
 /* Cost of one launch from its packed arguments (rt_cost_eval's contract): out[0]
- * bytes, out[1..3] flops fp16/fp32/fp64 summed over the grid; returns 1 exact, 0 when
- * some loop counted once, < 0 on failure. */
-typedef int (*PnCostFn)(const void *cost, const uint64_t *args, const int32_t grid[3], double out[4]);
+ * bytes, out[1..3] flops fp16/fp32/fp64 summed over the grid, then four per in-kernel
+ * scope id up to nout; returns 1 exact, 0 when some loop counted once, < 0 on failure. */
+typedef int (*PnCostFn)(const void *cost, const uint64_t *args, const int32_t grid[3], double *out, int nout);
 
 typedef struct PnKernelDesc {
     const char *name;            /* kernel function name */

@@ -138,14 +138,19 @@ pn_launch_args(PnLaunch *l, const uint64_t *args)
         L->args = args;
 }
 
-/* The launch's cost from its arguments into c[4]; 1 exact, 0 inexact, -1: none. */
+/* Scopes whose static cost a launch carries (ids below this) */
+#define PN_COST_SCOPES 64
+
+/* The launch's cost from its arguments into c: the kernel's four values, then four
+ * per scope id; 1 exact, 0 inexact, -1: none. */
 static int
-launch_cost(const PnLaunchInt *L, double c[4])
+launch_cost(const PnLaunchInt *L, double c[4 * (1 + PN_COST_SCOPES)])
 {
     const PnSite *s;
     if (!L->args || !(s = pn_site_get(L->site)) || !s->cost_fn)
         return -1;
-    int rc = s->cost_fn(s->cost, L->args, L->grid, c);
+    uint32_t ns = L->nscopes < PN_COST_SCOPES ? L->nscopes : PN_COST_SCOPES;
+    int rc = s->cost_fn(s->cost, L->args, L->grid, c, (int)(4 * (1 + ns)));
     return rc < 0 ? -1 : rc;
 }
 
@@ -184,10 +189,15 @@ wall_max(int32_t *wn, uint64_t *wmax, uint32_t *nw, uint32_t cap, int32_t node, 
     }
 }
 
-/* sums every worker's in-kernel scope paths into the tree below kernel node 'kn' */
+static void cost_add(PnPNode *n, int exact, const double c[4]);
+
+/* sums every worker's in-kernel scope paths into the tree below kernel node 'kn';
+ * a scope's cost (cost + 4 + 4 * id, when cexact >= 0) goes to its first path */
 static void
-merge_kscopes(PnTSlot *ts, int32_t knode, const PnLaunchInt *L, uint64_t programs, int nctr)
+merge_kscopes(PnTSlot *ts, int32_t knode, const PnLaunchInt *L, uint64_t programs, int nctr, int cexact,
+              const double *cost)
 {
+    uint64_t costed = 0;
     int32_t map[PN_KNODES], wn[PN_KNODES];
     uint64_t wmax[PN_KNODES];
     uint32_t nw = 0;
@@ -219,6 +229,10 @@ merge_kscopes(PnTSlot *ts, int32_t knode, const PnLaunchInt *L, uint64_t program
     for (uint32_t i = 0; i < nw; i++) {
         PnPNode *n = pn_pnode(ts, wn[i]);
         PN_ST(&n->wall, n->wall + wmax[i]);
+        if (cexact >= 0 && n->key < PN_COST_SCOPES && n->key < L->nscopes && !(costed & (1ull << n->key))) {
+            costed |= 1ull << n->key;
+            cost_add(n, cexact, cost + 4 + 4 * n->key);
+        }
     }
 }
 
@@ -305,7 +319,7 @@ pn_launch_end(PnLaunch *l)
     uint32_t used = 0, mask, pymask;
     uint64_t klost = 0;
     int nctr = 0, cexact;
-    double cost[4];
+    double cost[4 * (1 + PN_COST_SCOPES)];
     PnTls *t;
     if (!L->on)
         return;
@@ -352,7 +366,7 @@ pn_launch_end(PnLaunch *l)
             pn_node_metric_add(pn_pnode(ts, node), t->cur_next.mid[i], t->cur_next.kind[i], 0,
                                (int64_t)t->cur_next.val[i], t->cur_next.val[i]);
         if (L->nscopes)
-            merge_kscopes(ts, node, L, programs, pn_ctrs.n);
+            merge_kscopes(ts, node, L, programs, pn_ctrs.n, cexact, cost);
     }
     if (L->tmask)
         launch_record(t, L, t1, used ? used : L->nthreads, nctr, ctr);

@@ -178,7 +178,17 @@ merge_values(PnTNode *x, const PnPNode *p, const PnSite *site)
         x->ctr_n = cn;
     for (uint32_t i = 0; i < cn && i < PN_MAX_COUNTERS; i++)
         x->ctr[i] += PN_LD(&p->ctr[i]);
-    if (p->kind == PN_NODE_KERNEL && site && PN_LD(&p->cost_n)) { /* costed launch by launch */
+    if (p->kind == PN_NODE_KSCOPE && PN_LD(&p->cost_n)) { /* a scope's share of the static cost */
+        double c[4];
+        for (int k = 0; k < 4; k++)
+            __atomic_load(&p->cost[k], &c[k], __ATOMIC_RELAXED);
+        x->has_bytes |= c[0] > 0;
+        x->bytes += c[0];
+        for (int k = 0; k < 3; k++) {
+            x->has_flops[k] |= c[1 + k] > 0;
+            x->flops[k] += c[1 + k];
+        }
+    } else if (p->kind == PN_NODE_KERNEL && site && PN_LD(&p->cost_n)) { /* costed launch by launch */
         double c[4];
         for (int k = 0; k < 4; k++)
             __atomic_load(&p->cost[k], &c[k], __ATOMIC_RELAXED);

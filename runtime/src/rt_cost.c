@@ -4,9 +4,11 @@
  *
  * The compiler writes, for kernels with loops whose bounds are known only at launch,
  * a small program (lo_plan_cost.c, lp_cost_program; docs/compiler.md "Static cost"):
- *   cost 1 <nloops> <ncells>
+ *   cost 1 <nloops> <ncells> <nscells>
  *   L <parent> <lb> , <ub> , <step> ;     bounds in reverse Polish, or "L <parent> ? ;"
  *   C <loop> <bytes loaded> <bytes stored> <flops16> <flops32> <flops64> ;
+ *   S <loop> <scope mask, hex> <bytes loaded> <bytes stored> <flops16/32/64> ;
+ * (S: the cost of loop's ops while the scopes of the mask are open; bit = scope id).
  * Leaves: #<int> constants, a<i>:<s|u|q|b> kernel parameter i (int32, uint32, 64-bit,
  * i1), p<d> program id, n<d> grid size; operators + - * / % U R (unsigned / %) m M
  * (min, max). Parsed once per kernel; evaluated per program when the bounds read a
@@ -33,6 +35,7 @@ typedef struct Loop {
 
 typedef struct Cell {
     int loop;
+    uint64_t scopes; /* S cells: the in-kernel scopes it counts for */
     double bytes, flops[3];
 } Cell;
 
@@ -43,6 +46,8 @@ struct RtCost {
     int nloops;
     Cell *cells;
     int ncells;
+    Cell *scells;
+    int nscells;
     bool per_program; /* some bound reads a program id */
 };
 
@@ -132,11 +137,17 @@ parse_loop(RtCost *c, const char *s, Loop *l, int *cap)
 }
 
 static const char *
-parse_cell(const char *s, Cell *k)
+parse_cell(const char *s, Cell *k, bool scoped)
 {
     char *end;
     double bl, bs;
     k->loop = (int)strtol(s, &end, 10);
+    if (scoped) {
+        const char *m = end;
+        k->scopes = strtoull(m, &end, 16);
+        if (end == m || !k->scopes)
+            return NULL;
+    }
     bl = strtod(end, &end);
     bs = strtod(end, &end);
     k->bytes = bl + bs;
@@ -149,39 +160,47 @@ parse_cell(const char *s, Cell *k)
 RtCost *
 rt_cost_create(const char *text)
 {
-    int nl, nc, cap = 0, il = 0, ic = 0;
+    int nl, nc, ns, cap = 0, il = 0, ic = 0, is = 0;
     char *end;
     RtCost *c;
     if (!text || strncmp(text, "cost 1 ", 7))
         return NULL;
     nl = (int)strtol(text + 7, &end, 10);
     nc = (int)strtol(end, &end, 10);
-    if (nl < 0 || nc < 1 || nl > 4096 || nc > nl + 1 || !(c = calloc(1, sizeof *c)))
+    ns = (int)strtol(end, &end, 10);
+    if (nl < 0 || nc < 1 || nl > 4096 || nc > nl + 1 || ns < 0 || ns > 65536 || !(c = calloc(1, sizeof *c)))
         return NULL;
     c->loops = calloc((size_t)nl + 1, sizeof *c->loops);
     c->cells = calloc((size_t)nc, sizeof *c->cells);
+    c->scells = calloc((size_t)ns + 1, sizeof *c->scells);
     const char *s = end;
-    while (c->loops && c->cells && s && *(s = skip(s))) {
+    while (c->loops && c->cells && c->scells && s && *(s = skip(s))) {
         if (*s == 'L' && il < nl) {
             s = parse_loop(c, s + 1, &c->loops[il], &cap);
             if (s && (c->loops[il].parent < -1 || c->loops[il].parent >= il))
                 s = NULL; /* parents come first */
             il++;
         } else if (*s == 'C' && ic < nc) {
-            s = parse_cell(s + 1, &c->cells[ic]);
+            s = parse_cell(s + 1, &c->cells[ic], false);
             if (s && (c->cells[ic].loop < -1 || c->cells[ic].loop >= nl))
                 s = NULL;
             ic++;
+        } else if (*s == 'S' && is < ns) {
+            s = parse_cell(s + 1, &c->scells[is], true);
+            if (s && (c->scells[is].loop < -1 || c->scells[is].loop >= nl))
+                s = NULL;
+            is++;
         } else {
             s = NULL;
         }
     }
-    if (!s || il != nl || ic != nc) {
+    if (!s || il != nl || ic != nc || is != ns) {
         rt_cost_destroy(c);
         return NULL;
     }
     c->nloops = nl;
     c->ncells = nc;
+    c->nscells = ns;
     return c;
 }
 
@@ -193,6 +212,7 @@ rt_cost_destroy(RtCost *c)
     free(c->toks);
     free(c->loops);
     free(c->cells);
+    free(c->scells);
     free(c);
 }
 
@@ -249,10 +269,20 @@ run(const Tok *t, int n, const uint64_t *args, const int32_t pid[3], const int32
     return true;
 }
 
-/* Adds one program's cost to out; returns false when some trip count was unknown. */
+/* Adds cell k, run m times, to the 4 values at o. */
+static void
+add_cell(const Cell *k, double m, double *o)
+{
+    o[0] += k->bytes * m;
+    for (int j = 0; j < 3; j++)
+        o[1 + j] += k->flops[j] * m;
+}
+
+/* Adds one program's cost to out (4 values, then 4 per scope id below nout / 4 - 1);
+ * returns false when some trip count was unknown. */
 static bool
 eval_program(const RtCost *c, const uint64_t *args, const int32_t pid[3], const int32_t grid[3], double *mult,
-             double out[4])
+             double *out, int nout)
 {
     bool exact = true;
     for (int l = 0; l < c->nloops; l++) {
@@ -268,12 +298,16 @@ eval_program(const RtCost *c, const uint64_t *args, const int32_t pid[3], const 
             exact = false; /* counted once */
         mult[l] = trips * (L->parent >= 0 ? mult[L->parent] : 1.0);
     }
-    for (int i = 0; i < c->ncells; i++) {
-        const Cell *k = &c->cells[i];
+    for (int i = 0; i < c->ncells; i++)
+        add_cell(&c->cells[i], c->cells[i].loop >= 0 ? mult[c->cells[i].loop] : 1.0, out);
+    for (int i = 0; i < c->nscells; i++) {
+        const Cell *k = &c->scells[i];
         double m = k->loop >= 0 ? mult[k->loop] : 1.0;
-        out[0] += k->bytes * m;
-        for (int j = 0; j < 3; j++)
-            out[1 + j] += k->flops[j] * m;
+        for (uint64_t b = k->scopes; b; b &= b - 1) {
+            int id = __builtin_ctzll(b);
+            if (4 * (id + 2) <= nout)
+                add_cell(k, m, out + 4 * (id + 1));
+        }
     }
     return exact;
 }
@@ -283,28 +317,34 @@ eval_program(const RtCost *c, const uint64_t *args, const int32_t pid[3], const 
 #define RT_COST_MAX_PROGRAMS 65536
 
 int
-rt_cost_eval(const RtCost *c, const uint64_t *args, const int32_t grid[3], double out[4])
+rt_cost_eval(const RtCost *c, const uint64_t *args, const int32_t grid[3], double *out, int nout)
 {
     double stack_mult[64], *mult = c->nloops <= 64 ? stack_mult : malloc(sizeof *mult * (size_t)c->nloops);
     int64_t programs = (int64_t)grid[0] * grid[1] * grid[2], done = 0;
     int32_t pid[3] = {0, 0, 0};
     bool exact = true;
-    memset(out, 0, 4 * sizeof *out);
+    if (nout < 4) {
+        if (mult != stack_mult)
+            free(mult);
+        return -EINVAL;
+    }
+    nout &= ~3;
+    memset(out, 0, (size_t)nout * sizeof *out);
     if (!mult)
         return -ENOMEM;
     if (programs <= 0)
         goto out;
     if (!c->per_program) {
-        exact = eval_program(c, args, pid, grid, mult, out);
+        exact = eval_program(c, args, pid, grid, mult, out, nout);
         done = 1;
     } else {
         for (pid[2] = 0; pid[2] < grid[2] && done < RT_COST_MAX_PROGRAMS; pid[2]++)
             for (pid[1] = 0; pid[1] < grid[1] && done < RT_COST_MAX_PROGRAMS; pid[1]++)
                 for (pid[0] = 0; pid[0] < grid[0] && done < RT_COST_MAX_PROGRAMS; pid[0]++, done++)
-                    exact &= eval_program(c, args, pid, grid, mult, out);
+                    exact &= eval_program(c, args, pid, grid, mult, out, nout);
         exact &= done == programs;
     }
-    for (int j = 0; j < 4; j++)
+    for (int j = 0; j < nout; j++)
         out[j] *= (double)programs / (double)done;
 out:
     if (mult != stack_mult)

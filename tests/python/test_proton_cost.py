@@ -182,5 +182,10 @@ def test_scope_around_inner_loop_in_outer_loop(tmp_path):
     k = ("ROOT", "nested")
     assert on[k]["count"] == 2
     assert on[k + ("inner",)]["scope_count"] == 5 * 3 * 2  # programs x outer trips x launches
+    # the scope's static cost: every trip of the inner loop it holds, on every trip outside
+    assert on[k + ("inner",)]["scope_bytes"] == 5 * 2 * 3 * 4 * 16 * 4
+    assert on[k + ("inner",)]["scope_flops32"] == 5 * 2 * 3 * 4 * 16
+    assert on[k]["bytes"] == 5 * 2 * (3 * 4 * 16 * 4 + 16 * 4)
     off = pu.tree_paths(pu.load_json(tmp_path / "n0.hatchet"))
     assert set(off) == {("ROOT",), k}
+    assert off[k]["bytes"] == on[k]["bytes"] and off[k]["flops32"] == on[k]["flops32"]

@@ -66,6 +66,16 @@ def test_default_flow_shows_scopes(tmp_path):
         assert m["scope_time (ns)"] <= parent.get("scope_time (ns)", parent.get("time (ns)"))
     assert paths[k + ("load",)]["scope_time (ns)"] + paths[k + ("compute",)]["scope_time (ns)"] <= \
         paths[k]["time (ns)"]
+    # static cost per scope: the masked load of BLOCK floats (whole tiles: an upper
+    # bound of the n valid ones), x * 2.0 + 1.0 in compute and in the nested inner
+    launches = 3
+    assert launches * pu.N * 4 <= paths[k + ("load",)]["scope_bytes"] <= launches * PROGRAMS * pu.BLOCK_ADD * 4
+    assert "scope_flops32" not in paths[k + ("load",)]
+    for sc in (k + ("compute",), k + ("compute", "inner")):
+        assert paths[sc]["scope_flops32"] == launches * PROGRAMS * pu.BLOCK_ADD * 2
+        assert "scope_bytes" not in paths[sc]
+    # the kernel: the load and the store
+    assert paths[k]["bytes"] == launches * PROGRAMS * pu.BLOCK_ADD * 4 * 2
 
     # proton-cli: scope rows in the time, avg, count and % columns, under a header
     out = subprocess.run([pu.PROTON_CLI, "report", "-m", "time/ms,avg_time/us,count,time/%",

@@ -99,6 +99,10 @@ column_unit(const CliMetricSpec *m, char *buf, size_t len)
     default:
         if (strcmp(m->base, "count") == 0)
             snprintf(buf, len, "launches; scopes: executions");
+        else if (strcmp(m->base, "bytes") == 0)
+            snprintf(buf, len, "B");
+        else if (strncmp(m->base, "flops", 5) == 0)
+            snprintf(buf, len, "flop");
         else if (paren)
             snprintf(buf, len, "%.*s", (int)strcspn(paren + 1, ")"), paren + 1);
         else
