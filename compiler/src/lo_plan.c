@@ -329,20 +329,25 @@ static int walk_block(Walk *w, const IrBlock *b);
 /* The scope id of a proton.record (first appearance order, as plan_barriers finds
  * them), its scope opened or closed in p->open_scopes for the cost of what follows. */
 static int
-scope_mark(LoPlan *p, const IrOp *op)
+scope_intern(LoPlan *p, const IrOp *op)
 {
-    int id = -1;
-    if (!p->opt->instrument)
-        return 0;
     for (int s = 0; s < p->nscopes; s++)
         if (!strcmp(p->scope_names[s], op->s))
-            id = s;
-    if (id < 0) {
-        if (p->nscopes == IR_MAX_SCOPES)
-            return lp_error(p, op->loc, "too many distinct in-kernel scopes (max %d)", IR_MAX_SCOPES);
-        p->scope_names[p->nscopes] = op->s;
-        id = p->nscopes++;
-    }
+            return s;
+    if (p->nscopes == IR_MAX_SCOPES)
+        return lp_error(p, op->loc, "too many distinct in-kernel scopes (max %d)", IR_MAX_SCOPES);
+    p->scope_names[p->nscopes] = op->s;
+    return p->nscopes++;
+}
+
+static int
+scope_mark(LoPlan *p, const IrOp *op)
+{
+    int id;
+    if (!p->opt->instrument)
+        return 0;
+    if ((id = scope_intern(p, op)) < 0)
+        return id;
     if (op->i[0])
         p->open_scopes |= 1ull << id;
     else
@@ -1036,16 +1041,9 @@ plan_barriers(LoPlan *p, const Walk *w)
         const IrOp *op = w->order[i];
         uint32_t pos = i + 1;
         if (op->opc == IR_PROTON_RECORD && p->opt->instrument) {
-            int id = -1;
-            for (int s = 0; s < p->nscopes; s++)
-                if (!strcmp(p->scope_names[s], op->s))
-                    id = s;
-            if (id < 0) {
-                if (p->nscopes == IR_MAX_SCOPES)
-                    return lp_error(p, op->loc, "too many distinct in-kernel scopes (max %d)", IR_MAX_SCOPES);
-                p->scope_names[p->nscopes] = op->s;
-                id = p->nscopes++;
-            }
+            int id = scope_intern(p, op);
+            if (id < 0)
+                return id;
             if (p->nbarriers == p->capbarriers) {
                 p->capbarriers = p->capbarriers ? p->capbarriers * 2 : 8;
                 p->barriers = realloc(p->barriers, sizeof *p->barriers * p->capbarriers);
