@@ -91,3 +91,37 @@ def test_default_flow_shows_scopes(tmp_path):
     kern = [float(v) for v in rows["scoped_kernel"].split()[-5:-1]]
     for name in ("load", "compute", "inner"):
         assert float(rows[name].split()[-5]) <= kern[0]  # wall time under the kernel's
+
+
+TWIN = """
+import triton.profiler.language as pl
+from triton.profiler.flags import flags
+from triton.backends.spine_triton.proton import profiler
+from triton.compiler.compiler import CompiledKernel
+pl.enable_semantic("triton")
+b = Bufs()
+flags.instrumentation_on = True
+k = scoped_kernel.warmup(b.x, b.o, b.n, BLOCK=BLOCK_ADD, grid=GRID_ADD)
+plain = k._c.plain
+assert plain is not None and plain.plain is None
+asm_on, asm_off = k.asm["asm"], CompiledKernel(plain).asm["asm"]
+print("on", asm_on.count("callq\\t*"), "memcpy" in asm_on or "malloc" in asm_on)
+print("off", asm_off.count("callq"), "memcpy" in asm_off or "malloc" in asm_off)
+launch_scoped(b, 2)  # nothing records: the plain twin runs (and is right)
+with profiler.profile(output_path="k.hatchet"):
+    launch_scoped(b, 1)  # recording: the instrumented kernel runs
+flags.instrumentation_on = False
+k2 = scoped_kernel.warmup(b.x, b.o, b.n, BLOCK=BLOCK_ADD, grid=GRID_ADD)
+print("same", CompiledKernel(k2._c).asm["asm"] == asm_off)
+"""
+
+
+def test_instrumented_kernel_runs_its_plain_twin_when_not_recording(tmp_path):
+    p = pu.check_ok(pu.run_child(TWIN, tmp_path))
+    lines = p.stdout.splitlines()
+    on, off, same = lines[0].split(), lines[1].split(), lines[2]
+    assert int(on[1]) >= 6  # three scope pairs call the recorder
+    assert off == ["off", "0", "False"]  # the twin: no record calls, no copies, no allocations
+    assert same == "same True"  # it is the kernel compiled with instrumentation off
+    paths = pu.tree_paths(pu.load_json(tmp_path / "k.hatchet"))
+    assert paths[("ROOT", "scoped_kernel", "load")]["scope_count"] == PROGRAMS
