@@ -77,7 +77,8 @@ def _kernel_metrics(tmp_path, name, run):
     try:
         run()
     finally:
-        proton.finalize(s)
+        proton.finalize()  # every session: also clears flags.profiling_on for later tests
+    assert s is not None
     tree = json.load(open(path + ".hatchet"))[0]
     return {n["frame"]["name"]: n["metrics"] for n in tree["children"]}
 
