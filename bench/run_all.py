@@ -26,7 +26,8 @@ def main():
         mod.run(lambda s: print(s, flush=True))
     import bench_proton  # noqa: E402
     import bench_proton_cli  # noqa: E402
-    for mod in (bench_proton, bench_proton_cli):
+    import bench_proton_scopes  # noqa: E402
+    for mod in (bench_proton, bench_proton_scopes, bench_proton_cli):
         print(f"-- {mod.__name__}")
         mod.run(lambda s: print(s, flush=True))
 

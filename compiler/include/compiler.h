@@ -270,6 +270,7 @@ int ir_pipeline_run(IrModule *m, FILE *dump);
 
 /* Static cost of the kernel, per program instance, from the analyses. */
 #define IR_MAX_SCOPES 64
+#define IR_COST_PROGRAM_MAX 2048
 typedef struct IrCost {
     uint64_t bytes_loaded, bytes_stored;
     double flops[3]; /* fp16(+bf16), fp32, fp64 */
@@ -277,6 +278,10 @@ typedef struct IrCost {
     int atomics;     /* atomic read-modify-write or compare-and-swap ops */
     int nscopes;     /* in-kernel Proton scopes; id = index (borrowed from the module) */
     const char *scope_names[IR_MAX_SCOPES];
+    /* Loops whose trip counts are known only at launch: the program the runtime
+     * evaluates from the arguments and grid (rt_cost.c); "" when every trip count
+     * is constant. */
+    char trips[IR_COST_PROGRAM_MAX];
 } IrCost;
 
 /* Lowers the module's public kernel to Linalg-level MLIR text (docs/compiler.md

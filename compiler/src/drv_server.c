@@ -64,6 +64,7 @@ typedef struct WireCost {
     uint64_t bytes_loaded, bytes_stored;
     double flops[3];
     int32_t exact, atomics; /* the scope names follow as R_SCOPE fields */
+    char trips[IR_COST_PROGRAM_MAX];
 } WireCost;
 
 typedef struct WireDiag {
@@ -241,7 +242,8 @@ put_result(int fd, const DrvResult *r, int sent)
     WireNums nums = {r->status, r->vector_bytes, r->stream_bytes, {0}};
     memcpy(nums.ms, r->ms, sizeof nums.ms);
     const IrCost *c = &r->cost;
-    WireCost cost = {c->bytes_loaded, c->bytes_stored, {c->flops[0], c->flops[1], c->flops[2]}, c->exact, c->atomics};
+    WireCost cost = {c->bytes_loaded, c->bytes_stored, {c->flops[0], c->flops[1], c->flops[2]}, c->exact, c->atomics, ""};
+    memcpy(cost.trips, c->trips, sizeof cost.trips);
     if (put_field(fd, R_NUMS, &nums, sizeof nums) || put_str(fd, R_ERROR, r->error) ||
         put_field(fd, R_COST, &cost, sizeof cost) || put_str(fd, R_DUMP, r->pass_dump) ||
         (r->obj && put_field(fd, R_OBJ, r->obj, r->obj_len)))
@@ -318,6 +320,8 @@ apply_field(DrvResult *res, uint8_t tag, char *p, uint64_t n)
         res->cost.bytes_loaded = w.bytes_loaded, res->cost.bytes_stored = w.bytes_stored;
         memcpy(res->cost.flops, w.flops, sizeof w.flops);
         res->cost.exact = w.exact, res->cost.atomics = w.atomics;
+        memcpy(res->cost.trips, w.trips, sizeof w.trips);
+        res->cost.trips[sizeof res->cost.trips - 1] = 0;
     } else if (tag == R_SCOPE && n >= 4) {
         uint32_t idx;
         memcpy(&idx, p, 4);

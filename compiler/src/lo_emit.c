@@ -523,8 +523,10 @@ lo_lower_module(IrModule *m, const LoOptions *opt, char **text, size_t *len, IrC
         ir_die("out of memory");
     le_scope_push(&c); /* the root scope */
     int rc = emit_module(&c);
-    if (cost)
+    if (cost) {
         lp_cost(plan, cost);
+        lp_cost_program(plan, cost->trips, sizeof cost->trips);
+    }
     free(c.vals);
     free(c.param_ssa);
     free(c.scope_parent);

@@ -161,6 +161,15 @@ typedef struct LpCostCell {
     double flops[3];     /* fp16(+bf16), fp32, fp64 */
 } LpCostCell;
 
+/* Cost inside in-kernel scopes: ops of loop 'loop' run while the scopes of 'scopes'
+ * (bit = scope id) are open; each scope's cost is the sum of the cells naming it, so
+ * an outer scope's cost includes its nested scopes'. */
+typedef struct LpScopeCell {
+    int loop;
+    uint64_t scopes;
+    LpCostCell c;
+} LpScopeCell;
+
 /* Trip count of loop l with the given leaf values: ceil((ub - lb) / step), 0
  * when ub <= lb; -1 when a bound is unknown (a while loop, a bound computed at
  * run time from something other than the leaves). */
@@ -270,6 +279,12 @@ void lp_cost(const LoPlan *p, IrCost *out);
  * program ids: val(user, ir_value, &ok)); returns -1 when some trip count could
  * not be evaluated (it then counts once). */
 int lp_cost_eval(const LoPlan *p, AxLeafFn val, void *user, IrCost *out);
+/* The trip-count program of the cost (docs/compiler.md, "static cost"): every
+ * loop's bounds over kernel parameters, program ids and grid sizes, and every
+ * cost cell, as text the runtime evaluates at launch. Writes "" and returns 0
+ * when every trip count is constant (the static cost is exact) or the text
+ * does not fit in cap bytes; else returns its length. */
+size_t lp_cost_program(const LoPlan *p, char *buf, size_t cap);
 /* The cost cell of loop index l (-1: the kernel body, outside every loop). */
 const LpCostCell *lp_cost_cell(const LoPlan *p, int l);
 const char *lp_kind_name(int k);
@@ -316,6 +331,9 @@ struct LoPlan {
     uint32_t opcap, nops;
     LpCostCell *cells;   /* cells[l + 1] for loop l, cells[0] the kernel body */
     int ncells;
+    LpScopeCell *scells; /* the same cost again per (loop, open in-kernel scopes) */
+    int nscells, capscells;
+    uint64_t open_scopes; /* walk: in-kernel scope ids open at the current op (bit = id) */
     const char **scope_names;
     int nscopes;
     int err;
@@ -323,6 +341,7 @@ struct LoPlan {
 
 void lp_cost_add_mem(LoPlan *p, const IrOp *op, bool is_store, int loop);
 void lp_cost_add_flops(LoPlan *p, const IrOp *op, int loop);
+void lp_cost_add_combine(LoPlan *p, const IrOp *op, int loop);
 void lp_cost_add_dot(LoPlan *p, const IrOp *op, int loop);
 void lp_cost_init(LoPlan *p);
 /* Temporaries up to this size live on the stack (promote-buffers-to-stack in cg_mlir.c) */

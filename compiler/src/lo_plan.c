@@ -326,6 +326,35 @@ check_carried(LoPlan *p, IrRef init, IrRef next, IrLoc loc)
 
 static int walk_block(Walk *w, const IrBlock *b);
 
+/* The scope id of a proton.record (first appearance order, as plan_barriers finds
+ * them), its scope opened or closed in p->open_scopes for the cost of what follows. */
+static int
+scope_intern(LoPlan *p, const IrOp *op)
+{
+    for (int s = 0; s < p->nscopes; s++)
+        if (!strcmp(p->scope_names[s], op->s))
+            return s;
+    if (p->nscopes == IR_MAX_SCOPES)
+        return lp_error(p, op->loc, "too many distinct in-kernel scopes (max %d)", IR_MAX_SCOPES);
+    p->scope_names[p->nscopes] = op->s;
+    return p->nscopes++;
+}
+
+static int
+scope_mark(LoPlan *p, const IrOp *op)
+{
+    int id;
+    if (!p->opt->instrument)
+        return 0;
+    if ((id = scope_intern(p, op)) < 0)
+        return id;
+    if (op->i[0])
+        p->open_scopes |= 1ull << id;
+    else
+        p->open_scopes &= ~(1ull << id);
+    return 0;
+}
+
 static int
 new_loop(Walk *w, const IrOp *op)
 {
@@ -755,10 +784,15 @@ walk_op(Walk *w, const IrOp *op)
         plan_dot(p, op);
         return 0;
     case IR_REDUCE:
+        lp_cost_add_combine(p, op, w->loop);
         for (uint32_t i = 0; i < op->nres; i++)
             define(w, op->res[i], pos, is_tile(p, op->res[i]) ? LP_TENSOR : LP_SCALAR);
         return 0;
     case IR_SCAN:
+        lp_cost_add_combine(p, op, w->loop);
+        for (uint32_t i = 0; i < op->nres; i++)
+            define(w, op->res[i], pos, LP_TENSOR);
+        return 0;
     case IR_RESHAPE:
     case IR_CAT:
     case IR_JOIN:
@@ -780,7 +814,7 @@ walk_op(Walk *w, const IrOp *op)
     case IR_RETURN:
         return 0;
     case IR_PROTON_RECORD:
-        return 0;
+        return scope_mark(p, op);
     case IR_PRINT:
     case IR_ASSERT:
     case IR_CALL:
@@ -1013,16 +1047,9 @@ plan_barriers(LoPlan *p, const Walk *w)
         const IrOp *op = w->order[i];
         uint32_t pos = i + 1;
         if (op->opc == IR_PROTON_RECORD && p->opt->instrument) {
-            int id = -1;
-            for (int s = 0; s < p->nscopes; s++)
-                if (!strcmp(p->scope_names[s], op->s))
-                    id = s;
-            if (id < 0) {
-                if (p->nscopes == IR_MAX_SCOPES)
-                    return lp_error(p, op->loc, "too many distinct in-kernel scopes (max %d)", IR_MAX_SCOPES);
-                p->scope_names[p->nscopes] = op->s;
-                id = p->nscopes++;
-            }
+            int id = scope_intern(p, op);
+            if (id < 0)
+                return id;
             if (p->nbarriers == p->capbarriers) {
                 p->capbarriers = p->capbarriers ? p->capbarriers * 2 : 8;
                 p->barriers = realloc(p->barriers, sizeof *p->barriers * p->capbarriers);
@@ -1118,5 +1145,6 @@ lp_plan_destroy(LoPlan *p)
     free(p->dots);
     free(p->opmap);
     free(p->cells);
+    free(p->scells);
     free(p);
 }

@@ -12,6 +12,8 @@
  */
 #include "lo_int.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +29,40 @@ cell(LoPlan *p, int loop)
         p->ncells = n;
     }
     return &p->cells[loop + 1];
+}
+
+/* The scope cell of (loop, the scopes open now), or NULL outside every scope. */
+static LpCostCell *
+scell(LoPlan *p, int loop)
+{
+    if (!p->open_scopes)
+        return NULL;
+    for (int i = 0; i < p->nscells; i++)
+        if (p->scells[i].loop == loop && p->scells[i].scopes == p->open_scopes)
+            return &p->scells[i].c;
+    if (p->nscells == p->capscells) {
+        p->capscells = p->capscells ? p->capscells * 2 : 8;
+        p->scells = realloc(p->scells, sizeof *p->scells * (size_t)p->capscells);
+        if (!p->scells)
+            ir_die("out of memory");
+    }
+    LpScopeCell *c = &p->scells[p->nscells++];
+    memset(c, 0, sizeof *c);
+    c->loop = loop;
+    c->scopes = p->open_scopes;
+    return &c->c;
+}
+
+/* Adds bytes/flops to loop's cell and to its scope cell. */
+static void
+charge(LoPlan *p, int loop, uint64_t loaded, uint64_t stored, int width, double flops)
+{
+    LpCostCell *c[2] = {cell(p, loop), scell(p, loop)};
+    for (int i = 0; i < 2 && c[i]; i++) {
+        c[i]->bytes_loaded += loaded;
+        c[i]->bytes_stored += stored;
+        c[i]->flops[width] += flops;
+    }
 }
 
 void
@@ -48,11 +84,7 @@ lp_cost_add_mem(LoPlan *p, const IrOp *op, bool is_store, int loop)
     IrType t = p->f->vals[v].type;
     int d = ir_type_dtype(p->m, t);
     uint64_t bytes = (uint64_t)ir_type_numel(p->m, t) * (uint64_t)(((d >= 0 ? ir_dtype_bits((IrDtype)d) : 64) + 7) / 8);
-    LpCostCell *c = cell(p, loop);
-    if (is_store)
-        c->bytes_stored += bytes;
-    else
-        c->bytes_loaded += bytes;
+    charge(p, loop, is_store ? 0 : bytes, is_store ? bytes : 0, 0, 0);
 }
 
 void
@@ -66,7 +98,29 @@ lp_cost_add_flops(LoPlan *p, const IrOp *op, int loop)
         return;
     if (op->opc == IR_EXTF || op->opc == IR_TRUNCF || op->opc == IR_SITOFP || op->opc == IR_UITOFP)
         return;
-    cell(p, loop)->flops[width_class(d)] += (double)ir_type_numel(p->m, t) * (op->opc == IR_FMA ? 2.0 : 1.0);
+    charge(p, loop, 0, 0, width_class(d), (double)ir_type_numel(p->m, t) * (op->opc == IR_FMA ? 2.0 : 1.0));
+}
+
+/* A reduction or scan: its combine body runs once per element it folds in, so
+ * (input elements - result elements) times for a reduction and (length - 1) per
+ * line for a scan; each float op of the body counts as elementwise ops do. */
+void
+lp_cost_add_combine(LoPlan *p, const IrOp *op, int loop)
+{
+    IrType in = p->f->vals[op->args[0]].type, out = p->f->vals[op->res[0]].type;
+    int64_t n = ir_type_numel(p->m, in);
+    int64_t apps = op->opc == IR_REDUCE ? n - (ir_type_is_tensor(p->m, out) ? ir_type_numel(p->m, out) : 1)
+                                        : n - n / ir_type_shape(p->m, in)[op->i[0]];
+    if (!op->nregs || apps <= 0)
+        return;
+    for (const IrOp *o = op->regs[0]->first; o; o = o->next) {
+        if (!o->nres || o->opc == IR_CONST || o->opc == IR_SELECT || o->opc == IR_EXTF || o->opc == IR_TRUNCF ||
+            o->opc == IR_SITOFP || o->opc == IR_UITOFP)
+            continue;
+        int d = ir_type_dtype(p->m, p->f->vals[o->res[0]].type);
+        if (d >= 0 && ir_dtype_is_float((IrDtype)d))
+            charge(p, loop, 0, 0, width_class(d), (double)apps * (o->opc == IR_FMA ? 2.0 : 1.0));
+    }
 }
 
 void
@@ -76,7 +130,7 @@ lp_cost_add_dot(LoPlan *p, const IrOp *op, int loop)
     const int64_t *as = ir_type_shape(p->m, p->f->vals[op->args[0]].type);
     const int64_t *rs = ir_type_shape(p->m, p->f->vals[op->res[0]].type);
     double fl = 2.0 * (double)as[rank - 1] * (double)rs[rank - 2] * (double)rs[rank - 1] * (rank == 3 ? (double)rs[0] : 1.0);
-    cell(p, loop)->flops[width_class(ir_type_dtype(p->m, p->f->vals[op->args[0]].type))] += fl;
+    charge(p, loop, 0, 0, width_class(ir_type_dtype(p->m, p->f->vals[op->args[0]].type)), fl);
 }
 
 int64_t
@@ -152,4 +206,145 @@ lp_cost_eval(const LoPlan *p, AxLeafFn val, void *user, IrCost *out)
 {
     fixed_parts(p, out);
     return total(p, val, user, out);
+}
+
+/* ---- the trip-count program the runtime evaluates at launch ---- */
+
+typedef struct Prog {
+    char *buf;
+    size_t cap, n;
+    int ok;
+} Prog;
+
+static void
+put(Prog *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+put(Prog *g, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(g->buf + g->n, g->n < g->cap ? g->cap - g->n : 0, fmt, ap);
+    va_end(ap);
+    if (k < 0 || g->n + (size_t)k >= g->cap)
+        g->ok = 0, g->n = g->cap;
+    else
+        g->n += (size_t)k;
+}
+
+/* A scalar IR value in reverse Polish: kernel parameters, program ids, grid sizes,
+ * constants and integer arithmetic on them; anything else clears g->ok. */
+static void
+put_val(Prog *g, const LoPlan *p, IrRef v, int depth)
+{
+    const IrVal *val = &p->f->vals[v];
+    const IrOp *d = val->def;
+    static const struct { int opc; char sym; } bin[] = {
+        {IR_ADDI, '+'}, {IR_SUBI, '-'}, {IR_MULI, '*'}, {IR_DIVSI, '/'}, {IR_REMSI, '%'}, {IR_DIVUI, 'U'},
+        {IR_REMUI, 'R'}, {IR_MINSI, 'm'}, {IR_MAXSI, 'M'}};
+    if (depth > 32 || ir_type_is_tensor(p->m, val->type)) {
+        g->ok = 0;
+        return;
+    }
+    if (!d) {
+        int dt = ir_type_dtype(p->m, val->type);
+        char k = dt == IR_I32 ? 's' : dt == IR_U32 ? 'u' : dt == IR_I1 ? 'b' : dt == IR_I64 || dt == IR_U64 ? 'q' : 0;
+        if (val->blk != p->f->body || !k)
+            g->ok = 0; /* a loop-carried value or induction variable */
+        else
+            put(g, " a%u:%c", val->idx, k);
+        return;
+    }
+    switch (d->opc) {
+    case IR_CONST: put(g, " #%lld", (long long)d->i[0]); return;
+    case IR_GET_PROGRAM_ID: put(g, " p%d", (int)d->i[0]); return;
+    case IR_GET_NUM_PROGRAMS: put(g, " n%d", (int)d->i[0]); return;
+    case IR_EXTSI:
+    case IR_EXTUI: put_val(g, p, d->args[0], depth + 1); return;
+    default: break;
+    }
+    for (size_t i = 0; i < sizeof bin / sizeof bin[0]; i++)
+        if (bin[i].opc == d->opc) {
+            put_val(g, p, d->args[0], depth + 1);
+            put_val(g, p, d->args[1], depth + 1);
+            put(g, " %c", bin[i].sym);
+            return;
+        }
+    g->ok = 0;
+}
+
+static void
+put_expr(Prog *g, const LoPlan *p, const AExpr *e, int depth)
+{
+    if (depth > 64) {
+        g->ok = 0;
+        return;
+    }
+    switch (e->k) {
+    case AK_CONST: put(g, " #%lld", (long long)e->c); return;
+    case AK_VAL: put_val(g, p, e->v, 0); return;
+    case AK_CARRY: g->ok = 0; return;
+    default: break;
+    }
+    put_expr(g, p, e->a, depth + 1);
+    put_expr(g, p, e->b, depth + 1);
+    put(g, " %c", e->k == AK_ADD ? '+' : e->k == AK_MUL ? '*' : e->k == AK_MIN ? 'm' : 'M');
+}
+
+/* One loop: "L parent lb , ub , step ;" or "L parent ? ;" when a bound is not
+ * computable from the launch (while loops, bounds read from memory or carried). */
+static void
+put_loop(Prog *g, const LoPlan *p, const LpLoop *l)
+{
+    size_t mark = g->n;
+    put(g, "L %d", l->parent);
+    if (l->lb) {
+        Prog t = *g;
+        put_expr(&t, p, l->lb, 0);
+        put(&t, " ,");
+        put_expr(&t, p, l->ub, 0);
+        put(&t, " ,");
+        put_expr(&t, p, l->step, 0);
+        if (t.ok && t.n < t.cap) {
+            *g = t;
+            put(g, " ;\n");
+            return;
+        }
+        g->n = mark;
+        put(g, "L %d", l->parent);
+    }
+    put(g, " ? ;\n");
+}
+
+size_t
+lp_cost_program(const LoPlan *p, char *buf, size_t cap)
+{
+    Prog g = {buf, cap, 0, 1};
+    bool dynamic = false;
+    for (int l = 0; l < p->nloops; l++)
+        dynamic |= p->loops[l].trips < 0;
+    if ((!dynamic && !p->nscells) || !cap) { /* constant trips, no scopes: the static cost says it all */
+        if (cap)
+            buf[0] = 0;
+        return 0;
+    }
+    put(&g, "cost 1 %d %d %d\n", p->nloops, p->ncells, p->nscells);
+    for (int l = 0; l < p->nloops; l++)
+        put_loop(&g, p, &p->loops[l]);
+    for (int c = 0; c < p->ncells; c++) {
+        const LpCostCell *k = &p->cells[c];
+        put(&g, "C %d %llu %llu %.17g %.17g %.17g ;\n", c - 1, (unsigned long long)k->bytes_loaded,
+            (unsigned long long)k->bytes_stored, k->flops[0], k->flops[1], k->flops[2]);
+    }
+    for (int c = 0; c < p->nscells; c++) {
+        const LpScopeCell *k = &p->scells[c];
+        put(&g, "S %d %llx %llu %llu %.17g %.17g %.17g ;\n", k->loop, (unsigned long long)k->scopes,
+            (unsigned long long)k->c.bytes_loaded, (unsigned long long)k->c.bytes_stored, k->c.flops[0],
+            k->c.flops[1], k->c.flops[2]);
+    }
+    if (!g.ok) {
+        buf[0] = 0;
+        return 0;
+    }
+    return g.n;
 }

@@ -77,6 +77,11 @@ PN_API const char *pn_clock_source(void);
 
 /* Static description of one compiled kernel specialisation, registered once when the
  * runtime loads it. All strings are copied. */
+/* Cost of one launch from its packed arguments (rt_cost_eval's contract): out[0]
+ * bytes, out[1..3] flops fp16/fp32/fp64 summed over the grid, then four per in-kernel
+ * scope id up to nout; returns 1 exact, 0 when some loop counted once, < 0 on failure. */
+typedef int (*PnCostFn)(const void *cost, const uint64_t *args, const int32_t grid[3], double *out, int nout);
+
 typedef struct PnKernelDesc {
     const char *name;            /* kernel function name */
     const char *constexprs;      /* JSON object text {"BLOCK": 1024, ...}, or NULL */
@@ -84,6 +89,8 @@ typedef struct PnKernelDesc {
     double flops_per_program[3]; /* fp16, fp32, fp64 flops per program, 0 = unknown */
     uint32_t nscopes;            /* in-kernel scopes; their ids are 0..nscopes-1 */
     const char *const *scope_names;
+    PnCostFn cost_fn;            /* NULL: bytes/flops_per_program x programs is the cost */
+    const void *cost;            /* borrowed; must outlive every launch of the site */
 } PnKernelDesc;
 
 /* Registers a kernel site; returns its id (>= 1) or 0 on failure. Thread-safe. */
@@ -113,6 +120,10 @@ typedef struct PnLaunch {
  * number of OpenMP threads that will run programs (1 for an inline launch). */
 PN_API void pn_launch_begin(PnLaunch *l, uint32_t site, const int32_t grid[3], int nthreads);
 PN_API void pn_launch_end(PnLaunch *l);
+/* Between pn_launch_begin and pn_launch_end: the launch's packed arguments, from
+ * which a site registered with a cost_fn computes this launch's bytes and flops
+ * (only while recording; a site without cost_fn ignores it). */
+PN_API void pn_launch_args(PnLaunch *l, const uint64_t *args);
 
 /* Called by every thread that runs programs of the launch (including the launching
  * thread for inline launches), around its share of the grid. 'worker' is the OpenMP

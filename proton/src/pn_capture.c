@@ -145,6 +145,33 @@ pn_capture_dump(const char *path)
     return rc;
 }
 
+/* "scopes": {"load": {count, total_ns (wall), avg_ns (per execution), cpu_ns,
+ * percent_of_kernel}, "compute/inner": ...} on a kernel's results entry. */
+static int
+scopes_json(const PnTree *tr, const PnKRow *k, cJSON *r)
+{
+    PnSRow *s;
+    uint32_t n;
+    if (pn_tree_scope_rows(tr, k, &s, &n) < 0)
+        return -ENOMEM;
+    if (n) {
+        cJSON *o = cJSON_AddObjectToObject(r, "scopes");
+        uint64_t kt = pn_ticks_to_ns(k->ticks);
+        for (uint32_t i = 0; o && i < n; i++) {
+            cJSON *e = cJSON_CreateObject();
+            uint64_t wall = pn_ticks_to_ns(s[i].wall), cpu = pn_ticks_to_ns(s[i].cpu);
+            cJSON_AddItemToObject(e, "count", pn_json_uint(s[i].count));
+            cJSON_AddItemToObject(e, "total_ns", pn_json_uint(wall));
+            cJSON_AddItemToObject(e, "avg_ns", pn_json_double(s[i].count ? (double)cpu / (double)s[i].count : 0));
+            cJSON_AddItemToObject(e, "cpu_ns", pn_json_uint(cpu));
+            cJSON_AddItemToObject(e, "percent_of_kernel", pn_json_double(kt ? 100.0 * (double)wall / (double)kt : 0));
+            cJSON_AddItemToObject(o, s[i].path, e);
+        }
+    }
+    free(s);
+    return 0;
+}
+
 int
 pn_capture_results_json(void (*write)(const char *s, size_t n, void *user), void *user)
 {
@@ -177,6 +204,12 @@ pn_capture_results_json(void (*write)(const char *s, size_t n, void *user), void
         cJSON_AddItemToObject(r, "min_ns", pn_json_uint(pn_ticks_to_ns(rows[i].tmin)));
         cJSON_AddItemToObject(r, "max_ns", pn_json_uint(pn_ticks_to_ns(rows[i].tmax)));
         cJSON_AddItemToObject(r, "avg_ns", pn_json_double((double)total / (double)rows[i].count));
+        if (scopes_json(&tr, &rows[i], r) < 0) {
+            cJSON_Delete(r);
+            cJSON_Delete(o);
+            rc = -ENOMEM;
+            goto out_tree;
+        }
         cJSON_AddItemToObject(o, key, r);
     }
     pn_json_print(o, 0, write, user);

@@ -158,6 +158,41 @@ verbose(FILE *f, int slot, uint64_t ctick, int w)
     free(l.v);
 }
 
+/* ---- in-kernel scopes: per kernel row, its scope paths ------------------------------- */
+
+static int
+scopes(FILE *f, const PnTree *tr, const PnKRow *rows, uint32_t n, int w)
+{
+    int header = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        PnSRow *s;
+        uint32_t ns;
+        if (pn_tree_scope_rows(tr, &rows[i], &s, &ns) < 0)
+            return -ENOMEM;
+        if (ns && !header++)
+            fprintf(f,
+                    "-- in-kernel scopes (Total: wall time, per launch the longest one thread spent in the "
+                    "scope; Avg: per execution; CPU: summed over threads) --\n%-*s %7s %11s %11s %11s %12s\n",
+                    w, "Kernel / scope", "Count", "Total", "Avg", "CPU", "% of kernel");
+        if (ns)
+            fprintf(f, "%s[%d,%d,%d]\n", pn_name_get(rows[i].name), rows[i].grid[0], rows[i].grid[1],
+                    rows[i].grid[2]);
+        for (uint32_t j = 0; j < ns; j++) {
+            const PnSRow *r = &s[j];
+            const char *leaf = strrchr(r->path, '/');
+            char name[512], t[3][32];
+            snprintf(name, sizeof name, "%*s%s", (int)(2 * r->depth), "", leaf ? leaf + 1 : r->path);
+            fmt_time(t[0], 32, pn_ticks_to_ns(r->wall));
+            fmt_time(t[1], 32, r->count ? pn_ticks_to_ns(r->cpu) / r->count : 0);
+            fmt_time(t[2], 32, pn_ticks_to_ns(r->cpu));
+            fprintf(f, "%-*s %7llu %11s %11s %11s %11.1f%%\n", w, name, (unsigned long long)r->count, t[0], t[1],
+                    t[2], rows[i].ticks ? 100.0 * (double)r->wall / (double)rows[i].ticks : 0.0);
+        }
+        free(s);
+    }
+    return 0;
+}
+
 /* Prints the table of 'tr' (built with by_grid) for consumer (slot, ctick). */
 int
 pn_console_write(const PnTree *tr, int slot, uint64_t ctick, FILE *f)
@@ -180,10 +215,12 @@ pn_console_write(const PnTree *tr, int slot, uint64_t ctick, FILE *f)
     table(f, rows, n, w);
     if (pn_cfg.verbose && ctick)
         verbose(f, slot, ctick, w);
+    if (rc == 0)
+        rc = scopes(f, tr, rows, n, w);
     if (dropped)
         fprintf(f, "Dropped timeline events: %llu (PROTON_TRACE_LIMIT=%llu; the table is exact)\n",
                 (unsigned long long)dropped, (unsigned long long)pn_trace_limit);
     fflush(f);
     free(rows);
-    return 0;
+    return rc;
 }

@@ -156,6 +156,7 @@ static cJSON *
 metrics_json(const PnTNode *x, const Hints *h)
 {
     static const char *fl[3] = { "flops16", "flops32", "flops64" };
+    static const char *sfl[3] = { "scope_flops16", "scope_flops32", "scope_flops64" };
     Ents m = { 0 };
     user_metrics(&m, x);
     if (x->kind == PN_NODE_KERNEL) {
@@ -163,6 +164,7 @@ metrics_json(const PnTNode *x, const Hints *h)
         ent_add(&m, "time (ns)", pn_json_uint(pn_ticks_to_ns(x->ticks)));
         ent_add(&m, "device_id", cJSON_CreateString("0"));
         ent_add(&m, "device_type", cJSON_CreateString("CPU"));
+        ent_add(&m, "time_kind", cJSON_CreateString("wall"));
         ent_add(&m, "programs", pn_json_uint(x->programs));
         ent_add(&m, "threads", pn_json_uint(x->threads));
         counter_metrics(&m, x, 0);
@@ -171,9 +173,18 @@ metrics_json(const PnTNode *x, const Hints *h)
         for (int k = 0; k < 3; k++)
             if (x->has_flops[k])
                 ent_add(&m, fl[k], pn_json_double(x->flops[k]));
+        if (x->cost_inexact) /* launches whose bytes/flops counted a loop of unknown trips once */
+            ent_add(&m, "cost_per_iteration_launches", pn_json_uint(x->cost_inexact));
     } else if (x->kind == PN_NODE_KSCOPE) {
         ent_add(&m, "scope_count", pn_json_uint(x->count));
-        ent_add(&m, "scope_time (ns)", pn_json_uint(pn_ticks_to_ns(x->ticks)));
+        ent_add(&m, "scope_time (ns)", pn_json_uint(pn_ticks_to_ns(x->wall)));
+        ent_add(&m, "scope_cpu_time (ns)", pn_json_uint(pn_ticks_to_ns(x->ticks)));
+        ent_add(&m, "time_kind", cJSON_CreateString("wall"));
+        if (x->has_bytes) /* scope_ names: hatchet must not add them to the kernel's */
+            ent_add(&m, "scope_bytes", pn_json_uint((uint64_t)(x->bytes + 0.5)));
+        for (int k = 0; k < 3; k++)
+            if (x->has_flops[k])
+                ent_add(&m, sfl[k], pn_json_double(x->flops[k]));
         ent_add(&m, "normalized_time (ns)", pn_json_double(x->norm * 1e9 / pn_clock_hz()));
         counter_metrics(&m, x, 1);
     } else if (h) {

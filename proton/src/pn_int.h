@@ -160,6 +160,8 @@ typedef struct PnSite {
     double flops_per_program[3];
     uint32_t nscopes;
     uint32_t *scope_name_ids;
+    PnCostFn cost_fn;              /* per-launch cost from the arguments, or NULL */
+    const void *cost;
 } PnSite;
 
 const PnSite *pn_site_get(uint32_t site);   /* NULL when unknown; lock-free */
@@ -286,6 +288,9 @@ typedef struct PnPNode {
     uint32_t ctr_n;                /* counter values summed (0 = none) */
     uint64_t ctr[PN_MAX_COUNTERS];
     double norm;                   /* kscope: sum over launches of ticks / programs */
+    uint64_t wall;                 /* kscope: sum over launches of the longest time one thread spent in it */
+    double cost[4];                /* kernel: bytes, flops16/32/64 of launches with a cost_fn */
+    uint32_t cost_n, cost_inexact; /* launches costed that way; of them, with a loop counted once */
     PnMetric *metrics;             /* host nodes: user metrics */
 } PnPNode;
 
@@ -356,6 +361,7 @@ typedef struct PnLaunchInt {
     uint32_t path;                 /* Python call path (pn_python_frames), 0 = none */
     uint32_t state[2];             /* the launching thread's state (pn_state_enter), 0 = none */
     uint64_t t0, mtick, seq;
+    const uint64_t *args;          /* pn_launch_args: the packed arguments, or NULL */
 } PnLaunchInt;
 
 typedef struct PnKFrame {
@@ -581,6 +587,8 @@ typedef struct PnTNode {
     double norm;
     double bytes, flops[3];
     int has_bytes, has_flops[3];
+    uint64_t cost_inexact;         /* launches whose cost counted some loop once */
+    uint64_t wall;                 /* kscope: as PnPNode.wall */
     PnUMetric *um;
 } PnTNode;
 
@@ -604,6 +612,15 @@ typedef struct PnKRow {            /* one console / results row: kernel name + g
     uint64_t ctr[PN_MAX_COUNTERS];
 } PnKRow;
 int pn_tree_kernel_rows(const PnTree *tr, PnKRow **rows, uint32_t *nrows);
+
+typedef struct PnSRow {            /* one in-kernel scope path below a kernel row */
+    char path[256];                /* "compute/inner" */
+    uint32_t depth;                /* 1: directly in the kernel */
+    uint64_t count, wall, cpu;     /* executions; ticks: wall (see PnPNode.wall), summed over threads */
+} PnSRow;
+/* The scope paths below every kernel node of row k's name and grid, in tree order,
+ * summed over those nodes. Caller owns *rows (free()); *n = 0 when none. */
+int pn_tree_scope_rows(const PnTree *tr, const PnKRow *k, PnSRow **rows, uint32_t *n);
 
 /* ---- JSON and files (pn_json.c, pn_output.c, pn_device.c) ------------------------ */
 

@@ -125,8 +125,33 @@ pn_launch_begin(PnLaunch *l, uint32_t site, const int32_t grid[3], int nthreads)
     t->lnest++;
     ctr_ensure(t); /* before t0: a first launch must not time the group's opening */
     L->seq = ((uint64_t)t->tid << 40) | ++t->lseq;
+    L->args = NULL;
     L->on = 1;
     L->t0 = L->mtick = pn_now();
+}
+
+void
+pn_launch_args(PnLaunch *l, const uint64_t *args)
+{
+    PnLaunchInt *L = (PnLaunchInt *)l;
+    if (L->on)
+        L->args = args;
+}
+
+/* Scopes whose static cost a launch carries (ids below this) */
+#define PN_COST_SCOPES 64
+
+/* The launch's cost from its arguments into c: the kernel's four values, then four
+ * per scope id; 1 exact, 0 inexact, -1: none. */
+static int
+launch_cost(const PnLaunchInt *L, double c[4 * (1 + PN_COST_SCOPES)])
+{
+    const PnSite *s;
+    if (!L->args || !(s = pn_site_get(L->site)) || !s->cost_fn)
+        return -1;
+    uint32_t ns = L->nscopes < PN_COST_SCOPES ? L->nscopes : PN_COST_SCOPES;
+    int rc = s->cost_fn(s->cost, L->args, L->grid, c, (int)(4 * (1 + ns)));
+    return rc < 0 ? -1 : rc;
 }
 
 /* the kernel node under 'parent', through the one-entry cache */
@@ -147,11 +172,35 @@ kernel_node(PnTSlot *ts, int32_t parent, uint32_t site, const int32_t g[3])
     return n;
 }
 
-/* sums every worker's in-kernel scope paths into the tree below kernel node 'kn' */
+/* The launch's wall time of tree node 'node': the longest any one worker spent in
+ * it (wn/wmax: the nodes seen so far in this launch, at most 'cap'). */
 static void
-merge_kscopes(PnTSlot *ts, int32_t knode, const PnLaunchInt *L, uint64_t programs, int nctr)
+wall_max(int32_t *wn, uint64_t *wmax, uint32_t *nw, uint32_t cap, int32_t node, uint64_t ticks)
 {
-    int32_t map[PN_KNODES];
+    for (uint32_t i = 0; i < *nw; i++)
+        if (wn[i] == node) {
+            if (ticks > wmax[i])
+                wmax[i] = ticks;
+            return;
+        }
+    if (*nw < cap) {
+        wn[*nw] = node;
+        wmax[(*nw)++] = ticks;
+    }
+}
+
+static void cost_add(PnPNode *n, int exact, const double c[4]);
+
+/* sums every worker's in-kernel scope paths into the tree below kernel node 'kn';
+ * a scope's cost (cost + 4 + 4 * id, when cexact >= 0) goes to its first path */
+static void
+merge_kscopes(PnTSlot *ts, int32_t knode, const PnLaunchInt *L, uint64_t programs, int nctr, int cexact,
+              const double *cost)
+{
+    uint64_t costed = 0;
+    int32_t map[PN_KNODES], wn[PN_KNODES];
+    uint64_t wmax[PN_KNODES];
+    uint32_t nw = 0;
     for (uint32_t w = 0; w < L->nthreads; w++) {
         const PnWorkerSlot *ws = &L->ws[w];
         int kc = (ws->ctr_ok & 2) ? nctr : 0;
@@ -166,6 +215,7 @@ merge_kscopes(PnTSlot *ts, int32_t knode, const PnLaunchInt *L, uint64_t program
             n = pn_pnode(ts, node);
             PN_ST(&n->count, n->count + k->count);
             PN_ST(&n->ticks, n->ticks + k->ticks);
+            wall_max(wn, wmax, &nw, PN_KNODES, node, k->ticks);
             if (programs) {
                 double v = n->norm + (double)k->ticks / (double)programs;
                 __atomic_store(&n->norm, &v, __ATOMIC_RELAXED);
@@ -176,6 +226,28 @@ merge_kscopes(PnTSlot *ts, int32_t knode, const PnLaunchInt *L, uint64_t program
                 PN_ST(&n->ctr_n, (uint32_t)kc);
         }
     }
+    for (uint32_t i = 0; i < nw; i++) {
+        PnPNode *n = pn_pnode(ts, wn[i]);
+        PN_ST(&n->wall, n->wall + wmax[i]);
+        if (cexact >= 0 && n->key < PN_COST_SCOPES && n->key < L->nscopes && !(costed & (1ull << n->key))) {
+            costed |= 1ull << n->key;
+            cost_add(n, cexact, cost + 4 + 4 * n->key);
+        }
+    }
+}
+
+static void
+cost_add(PnPNode *n, int exact, const double c[4])
+{
+    if (exact < 0)
+        return;
+    for (int i = 0; i < 4; i++) {
+        double v = n->cost[i] + c[i];
+        __atomic_store(&n->cost[i], &v, __ATOMIC_RELAXED);
+    }
+    PN_ST(&n->cost_n, n->cost_n + 1);
+    if (!exact)
+        PN_ST(&n->cost_inexact, n->cost_inexact + 1);
 }
 
 static void
@@ -246,7 +318,8 @@ pn_launch_end(PnLaunch *l)
     uint64_t t1 = pn_now(), ctr[PN_MAX_COUNTERS] = { 0 }, programs = 1, dur;
     uint32_t used = 0, mask, pymask;
     uint64_t klost = 0;
-    int nctr = 0;
+    int nctr = 0, cexact;
+    double cost[4 * (1 + PN_COST_SCOPES)];
     PnTls *t;
     if (!L->on)
         return;
@@ -268,6 +341,7 @@ pn_launch_end(PnLaunch *l)
     }
     for (int d = 0; d < 3; d++)
         programs *= L->grid[d] > 0 ? (uint64_t)L->grid[d] : 0;
+    cexact = launch_cost(L, cost); /* after t1: not part of the launch's time */
     if (L->tmask && !L->programs)
         pn_drop(t, L->tmask, programs);
     pymask = PN_LD(&pn_py_mask);
@@ -287,11 +361,12 @@ pn_launch_end(PnLaunch *l)
         if (parent < 0 || (node = kernel_node(ts, parent, L->site, L->grid)) < 0)
             continue;
         kernel_add(pn_pnode(ts, node), dur, programs, used ? used : L->nthreads, nctr, ctr);
+        cost_add(pn_pnode(ts, node), cexact, cost);
         for (int i = 0; t->cur_next.set && i < t->cur_next.n; i++)
             pn_node_metric_add(pn_pnode(ts, node), t->cur_next.mid[i], t->cur_next.kind[i], 0,
                                (int64_t)t->cur_next.val[i], t->cur_next.val[i]);
         if (L->nscopes)
-            merge_kscopes(ts, node, L, programs, pn_ctrs.n);
+            merge_kscopes(ts, node, L, programs, pn_ctrs.n, cexact, cost);
     }
     if (L->tmask)
         launch_record(t, L, t1, used ? used : L->nthreads, nctr, ctr);

@@ -165,6 +165,7 @@ merge_values(PnTNode *x, const PnPNode *p, const PnSite *site)
     __atomic_load(&p->norm, &norm, __ATOMIC_RELAXED);
     x->count += count;
     x->ticks += PN_LD(&p->ticks);
+    x->wall += PN_LD(&p->wall);
     x->programs += programs;
     x->norm += norm;
     if (count && tmin < x->tmin)
@@ -177,7 +178,30 @@ merge_values(PnTNode *x, const PnPNode *p, const PnSite *site)
         x->ctr_n = cn;
     for (uint32_t i = 0; i < cn && i < PN_MAX_COUNTERS; i++)
         x->ctr[i] += PN_LD(&p->ctr[i]);
-    if (p->kind == PN_NODE_KERNEL && site) {
+    if (p->kind == PN_NODE_KSCOPE && PN_LD(&p->cost_n)) { /* a scope's share of the static cost */
+        double c[4];
+        for (int k = 0; k < 4; k++)
+            __atomic_load(&p->cost[k], &c[k], __ATOMIC_RELAXED);
+        x->has_bytes |= c[0] > 0;
+        x->bytes += c[0];
+        for (int k = 0; k < 3; k++) {
+            x->has_flops[k] |= c[1 + k] > 0;
+            x->flops[k] += c[1 + k];
+        }
+    } else if (p->kind == PN_NODE_KERNEL && site && PN_LD(&p->cost_n)) { /* costed launch by launch */
+        double c[4];
+        for (int k = 0; k < 4; k++)
+            __atomic_load(&p->cost[k], &c[k], __ATOMIC_RELAXED);
+        if (!x->site)
+            x->site = p->key;
+        x->has_bytes |= c[0] > 0;
+        x->bytes += c[0];
+        for (int k = 0; k < 3; k++) {
+            x->has_flops[k] |= c[1 + k] > 0;
+            x->flops[k] += c[1 + k];
+        }
+        x->cost_inexact += PN_LD(&p->cost_inexact);
+    } else if (p->kind == PN_NODE_KERNEL && site) {
         if (!x->site)
             x->site = p->key;
         if (site->bytes_per_program) {
@@ -339,5 +363,76 @@ pn_tree_kernel_rows(const PnTree *tr, PnKRow **rows, uint32_t *nrows)
     qsort(r, m, sizeof *r, row_cmp_time);
     *rows = r;
     *nrows = m;
+    return 0;
+}
+
+/* ---- scope rows ---------------------------------------------------------------------- */
+
+typedef struct SRows {
+    PnSRow *v;
+    uint32_t n, cap;
+} SRows;
+
+static int
+srow_add(SRows *r, const char *path, uint32_t depth, const PnTNode *x)
+{
+    for (uint32_t i = 0; i < r->n; i++)
+        if (strcmp(r->v[i].path, path) == 0) {
+            r->v[i].count += x->count;
+            r->v[i].wall += x->wall;
+            r->v[i].cpu += x->ticks;
+            return 0;
+        }
+    if (r->n == r->cap) {
+        uint32_t cap = r->cap ? r->cap * 2 : 8;
+        PnSRow *v = realloc(r->v, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        r->v = v;
+        r->cap = cap;
+    }
+    PnSRow *d = &r->v[r->n++];
+    snprintf(d->path, sizeof d->path, "%s", path);
+    d->depth = depth;
+    d->count = x->count;
+    d->wall = x->wall;
+    d->cpu = x->ticks;
+    return 0;
+}
+
+/* in-kernel scope nodes below node i, depth first; 'path' holds the names above */
+static int
+srows_walk(const PnTree *tr, int32_t i, char *path, size_t len, uint32_t depth, SRows *r)
+{
+    for (int32_t c = tr->nodes[i].first; c >= 0; c = tr->nodes[c].next) {
+        const PnTNode *x = &tr->nodes[c];
+        if (x->kind != PN_NODE_KSCOPE)
+            continue;
+        size_t l = len;
+        int k = snprintf(path + len, 256 - len, "%s%s", len ? "/" : "", pn_name_get(x->name));
+        l = k < 0 ? len : len + (size_t)k < 255 ? len + (size_t)k : 255;
+        if (srow_add(r, path, depth, x) < 0 || srows_walk(tr, c, path, l, depth + 1, r) < 0)
+            return -ENOMEM;
+        path[len] = 0;
+    }
+    return 0;
+}
+
+int
+pn_tree_scope_rows(const PnTree *tr, const PnKRow *k, PnSRow **rows, uint32_t *n)
+{
+    SRows r = { 0 };
+    char path[256] = "";
+    for (uint32_t i = 0; i < tr->n; i++) {
+        const PnTNode *x = &tr->nodes[i];
+        if (x->kind != PN_NODE_KERNEL || x->name != k->name || memcmp(x->grid, k->grid, sizeof x->grid))
+            continue;
+        if (srows_walk(tr, (int32_t)i, path, 0, 1, &r) < 0) {
+            free(r.v);
+            return -ENOMEM;
+        }
+    }
+    *rows = r.v;
+    *n = r.n;
     return 0;
 }

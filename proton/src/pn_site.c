@@ -126,6 +126,8 @@ site_create(const PnKernelDesc *d)
     s->bytes_per_program = d->bytes_per_program;
     memcpy(s->flops_per_program, d->flops_per_program, sizeof s->flops_per_program);
     s->nscopes = d->nscopes;
+    s->cost_fn = d->cost_fn;
+    s->cost = d->cost;
     s->name_id = pn_name_intern(d->name);
     if (d->nscopes)
         s->scope_name_ids = calloc(d->nscopes, sizeof(uint32_t));

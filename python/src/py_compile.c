@@ -234,13 +234,13 @@ result_dict(const DrvResult *r, const char *ttir, size_t tlen, double ms_front)
     }
     const char *const *st = (const char *const *)r->stage;
     return Py_BuildValue(
-        "{s:s#,s:s#,s:N,s:N,s:N,s:y#,s:N,s:N,s:{s:K,s:K,s:d,s:d,s:d,s:i},s:{s:d,s:d,s:d,s:d,s:d},s:K}", "ttir", ttir,
+        "{s:s#,s:s#,s:N,s:N,s:N,s:y#,s:N,s:N,s:{s:K,s:K,s:d,s:d,s:d,s:i,s:s},s:{s:d,s:d,s:d,s:d,s:d},s:K}", "ttir", ttir,
         (Py_ssize_t)tlen, "linalg", st[DRV_STAGE_LINALG], (Py_ssize_t)r->stage_len[DRV_STAGE_LINALG], "ll_mlir",
         str_or_none(st[DRV_STAGE_LLMLIR]), "llir", str_or_none(st[DRV_STAGE_LLIR]), "asm",
         str_or_none(st[DRV_STAGE_ASM]), "obj", (const char *)r->obj, (Py_ssize_t)r->obj_len, "remarks", remarks,
         "scopes", scopes, "cost", "bytes_loaded", (unsigned long long)c->bytes_loaded, "bytes_stored",
         (unsigned long long)c->bytes_stored, "flops16", c->flops[0], "flops32", c->flops[1], "flops64", c->flops[2],
-        "exact", c->exact, "times_ms", "frontend_passes", ms_front + r->ms[DRV_PHASE_FRONTEND], "lowering",
+        "exact", c->exact, "trips", c->trips, "times_ms", "frontend_passes", ms_front + r->ms[DRV_PHASE_FRONTEND], "lowering",
         r->ms[DRV_PHASE_LOWER], "mlir", r->ms[DRV_PHASE_MLIR], "llvm", r->ms[DRV_PHASE_LLVM], "link",
         r->ms[DRV_PHASE_LINK], "stream_bytes", (unsigned long long)r->stream_bytes);
 }

@@ -48,13 +48,24 @@ typedef struct Compiled {
     RtKernelFn fn_nt;      /* streaming-store entry or NULL */
     double stream_bytes;   /* bytes one program stores (0: no streaming entry) */
     unsigned lflags;       /* rt_launch_ex flags (RT_LAUNCH_TEAMS: smt.parallel loops) */
+    RtCost *cost;          /* per-launch cost (kept for good: the site refers to it) */
     uint32_t site;
     int nparams;
     uint8_t plan[MAXP];
     PyObject *info; /* Python-side metadata object (kept alive) */
+    PyObject *plain; /* instrumented kernels: the same kernel without its scopes, run
+                      * while nothing records (a Compiled, or NULL) */
 } Compiled;
 
 static PyTypeObject Compiled_Type;
+
+/* The kernel to run now: an instrumented kernel's plain twin while nothing records,
+ * so instrumentation compiled in costs nothing then (one load of pn_active_flag). */
+static inline Compiled *
+running(Compiled *c)
+{
+    return c->plain && !pn_active() ? (Compiled *)c->plain : c;
+}
 
 /* Launches storing at least this many bytes use the streaming-store entry
  * (TRITIUM_STREAM_STORES; default half the last-level cache). */
@@ -82,10 +93,11 @@ compiled_init(PyObject *self, PyObject *args, PyObject *kw)
     unsigned long long bytes = 0;
     double f16 = 0, f32 = 0, f64 = 0;
     unsigned long long stream_bytes = 0;
+    const char *trips = NULL;
     static char *kwl[] = {"so_path", "plan", "name", "constexprs", "bytes", "flops16", "flops32", "flops64", "scopes",
-                          "info", "stream_bytes", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOs|zKdddOOK", kwl, &path, &plan, &name, &constexprs, &bytes, &f16,
-                                     &f32, &f64, &scopes, &info, &stream_bytes))
+                          "info", "stream_bytes", "trips", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOs|zKdddOOKz", kwl, &path, &plan, &name, &constexprs, &bytes, &f16,
+                                     &f32, &f64, &scopes, &info, &stream_bytes, &trips))
         return -1;
     int64_t p[MAXP];
     int n = py_int64_seq(plan, p, MAXP, "plan");
@@ -116,8 +128,10 @@ compiled_init(PyObject *self, PyObject *args, PyObject *kw)
         for (int i = 0; i < ns; i++)
             snames[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(sfast, i));
     }
+    c->cost = rt_cost_create(trips); /* loops whose trip counts the launch decides */
     PnKernelDesc d = {.name = name, .constexprs = constexprs, .bytes_per_program = bytes,
-                      .flops_per_program = {f16, f32, f64}, .nscopes = (uint32_t)ns, .scope_names = snames};
+                      .flops_per_program = {f16, f32, f64}, .nscopes = (uint32_t)ns, .scope_names = snames,
+                      .cost_fn = c->cost ? (PnCostFn)rt_cost_eval : NULL, .cost = c->cost};
     c->site = pn_kernel_register(&d);
     Py_XDECREF(sfast);
     Py_XSETREF(c->info, Py_NewRef(info));
@@ -131,6 +145,7 @@ compiled_dealloc(PyObject *self)
     /* The .so stays mapped: kernels may still be referenced by in-flight launches on
      * other threads, and unloading code is never worth the risk. */
     Py_XDECREF(c->info);
+    Py_XDECREF(c->plain);
     Py_TYPE(self)->tp_free(self);
 }
 
@@ -219,7 +234,7 @@ pack_scalar(PyObject *o, int k, uint64_t *slot)
 static PyObject *
 compiled_launch(PyObject *self, PyObject *args)
 {
-    Compiled *c = (Compiled *)self;
+    Compiled *c = running((Compiled *)self);
     PyObject *g, *a;
     int nthreads = 0;
     if (!PyArg_ParseTuple(args, "OO|i", &g, &a, &nthreads))
@@ -269,8 +284,22 @@ compiled_launch(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* Compiled.set_plain(other): 'other' (same parameters, no in-kernel scopes) runs
+ * instead of this kernel whenever nothing records. */
+static PyObject *
+compiled_set_plain(PyObject *self, PyObject *arg)
+{
+    Compiled *c = (Compiled *)self, *o = (Compiled *)arg;
+    if (!PyObject_TypeCheck(arg, &Compiled_Type) || o == c || o->plain || o->nparams != c->nparams ||
+        memcmp(o->plan, c->plan, (size_t)c->nparams))
+        return py_err(PyExc_TypeError, "set_plain wants the same kernel compiled without instrumentation");
+    Py_XSETREF(c->plain, Py_NewRef(arg));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef compiled_methods[] = {
     {"launch", compiled_launch, METH_VARARGS, "launch(grid, args, nthreads=0)"},
+    {"set_plain", compiled_set_plain, METH_O, "set_plain(compiled): run it while nothing records"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -280,8 +309,16 @@ compiled_get_info(PyObject *self, void *closure)
     return Py_NewRef(((Compiled *)self)->info ? ((Compiled *)self)->info : Py_None);
 }
 
+static PyObject *
+compiled_get_plain(PyObject *self, void *closure)
+{
+    (void)closure;
+    return Py_NewRef(((Compiled *)self)->plain ? ((Compiled *)self)->plain : Py_None);
+}
+
 static PyGetSetDef compiled_getset[] = {
     {"info", compiled_get_info, NULL, "Python metadata of the compiled kernel", NULL},
+    {"plain", compiled_get_plain, NULL, "the uninstrumented twin run while nothing records, or None", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -882,6 +919,7 @@ do_launch(Kernel *k, PyObject *grid, PyObject *const *args, Py_ssize_t nargs, Py
         return NULL;
     if (only_compile)
         return Py_NewRef((PyObject *)c);
+    c = running(c);
     int32_t g[3];
     if (PyCallable_Check(grid)) {
         PyObject *meta = meta_dict(k, &b);

@@ -202,6 +202,26 @@ RtKernelFn rt_kernel_fn_streaming(const RtKernel *k);
 /* Bytes a launch must store before the streaming entry pays off (rt_stream.c:
  * TRITIUM_STREAM_STORES, default half the last-level cache; INFINITY: never). */
 double rt_stream_threshold(void);
+/* ---- launch cost (rt_cost.c) ------------------------------------------------------ */
+
+/* A kernel's cost with the trip counts of loops known only at launch. */
+typedef struct RtCost RtCost;
+
+/* Parses the compiler's trip-count program (IrCost.trips); NULL when text is empty
+ * or malformed (then the static per-program cost is all there is). Caller owns the
+ * result; free with rt_cost_destroy(). */
+RtCost *rt_cost_create(const char *text);
+void rt_cost_destroy(RtCost *c);
+
+/* The cost of one launch of 'grid' with packed arguments 'args', summed over its
+ * programs: out[0] bytes loaded + stored, out[1..3] flops fp16, fp32, fp64, then the
+ * same four for each in-kernel scope id (out[4 + 4 * id ...], an outer scope's
+ * including its nested scopes') as far as nout (a multiple of 4) reaches. Returns
+ * 1 when every trip count was known, 0 when some loop was counted once (a while
+ * loop, bounds read from memory), -ENOMEM / -EINVAL (nout < 4). Thread-safe (c is
+ * read only). Matches PnCostFn (proton.h). */
+int rt_cost_eval(const RtCost *c, const uint64_t *args, const int32_t grid[3], double *out, int nout);
+
 /* Size of the last-level data cache in bytes (sysfs; 8 MiB when unknown). */
 double rt_llc_bytes(void);
 /* The path given to rt_kernel_load; borrowed, valid until rt_kernel_unload(). */

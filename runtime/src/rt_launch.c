@@ -175,6 +175,7 @@ run_grid(Job *j, int nthreads, uint32_t site)
             prepare_team(nthreads);
         j->pn = &l;
         pn_launch_begin(&l, site, j->g, nthreads);
+        pn_launch_args(&l, j->args);
         j->programs = pn_launch_wants_programs(&l);
     }
     if (nthreads == 1)

@@ -338,6 +338,7 @@ def events(trace, ph=None, cat=None, name=None):
 _TIME = r"[\d.]+ (?:ns|us|ms|s)"
 _ROW = re.compile(rf"^(?P<name>\S+)\s+(?P<count>\d+)\s+(?P<times>(?:{_TIME}\s+){{3}}{_TIME})(?P<rest>.*)$")
 _TITLE = re.compile(r"^== Proton: (\d+) kernels?, (\d+) launch(?:es)?, .* total \(clock: .*, counters: (\w+)\) ==$")
+_SCOPE_ROW = re.compile(rf"^(?P<name>\S+)\s+(?P<count>\d+)\s+(?P<times>(?:{_TIME}\s+){{2}}{_TIME})\s+(?P<pct>[\d.]+)%$")
 
 
 _UNITS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
@@ -375,8 +376,30 @@ def parse_console(text):
         j += 1
     if j < len(lines) and lines[j].startswith("-- launches --"):
         j += 2  # the section header line
-        while j < len(lines) and lines[j].strip() and not lines[j].startswith(("==", "Dropped", "proton:")):
+        while j < len(lines) and lines[j].strip() and not lines[j].startswith(("==", "--", "Dropped", "proton:")):
             res["launches"].append(lines[j].split())
+            j += 1
+    res["scopes"] = {}
+    if j < len(lines) and lines[j].startswith("-- in-kernel scopes"):
+        assert lines[j + 1].split() == ["Kernel", "/", "scope", "Count", "Total", "Avg", "CPU", "%", "of",
+                                        "kernel"], lines[j + 1]
+        j += 2
+        kernel, stack = None, []
+        while j < len(lines) and lines[j].strip() and not lines[j].startswith(("==", "--", "Dropped", "proton:")):
+            ln = lines[j]
+            if not ln.startswith(" "):
+                kernel, stack = ln.strip(), []
+                res["scopes"][kernel] = {}
+            else:
+                depth = (len(ln) - len(ln.lstrip(" "))) // 2
+                r = _SCOPE_ROW.match(ln.strip())
+                assert r, f"unparsable scope row: {ln!r}"
+                del stack[depth - 1:]
+                stack.append(r.group("name"))
+                t = [to_ns(x) for x in re.findall(_TIME, r.group("times"))]
+                res["scopes"][kernel]["/".join(stack)] = {"count": int(r.group("count")), "total": t[0],
+                                                          "avg": t[1], "cpu": t[2],
+                                                          "pct": float(r.group("pct"))}
             j += 1
     return res
 

@@ -27,6 +27,7 @@ WEAK void pn_launch_begin(PnLaunch *l, uint32_t site, const int32_t grid[3], int
     (void)l, (void)site, (void)grid, (void)nthreads;
 }
 WEAK void pn_launch_end(PnLaunch *l) { (void)l; }
+WEAK void pn_launch_args(PnLaunch *l, const uint64_t *args) { (void)l; (void)args; }
 WEAK PnThread *pn_worker_begin(PnLaunch *l, int worker) { (void)l, (void)worker; return &fallback_thread; }
 WEAK void pn_worker_end(PnLaunch *l, PnThread *t) { (void)l, (void)t; }
 WEAK int pn_launch_wants_programs(const PnLaunch *l) { (void)l; return 0; }

@@ -375,7 +375,14 @@ test_symbolic_trip_counts(void **state)
     assert_int_equal(four.exact, 1);
     assert_int_equal(four.bytes_loaded, 4 * 64 * 4);
     assert_int_equal(four.bytes_stored, 4);
-    assert_true(four.flops[1] == 4 * 64.0);
+    assert_true(four.flops[1] == 4 * 64.0 + 63.0); /* the adds, then the reduction's 63 */
+    /* the program the runtime evaluates: the loop's bounds read parameter 2 (n) */
+    char prog[IR_COST_PROGRAM_MAX];
+    assert_true(lp_cost_program(k.p, prog, sizeof prog) > 0);
+    assert_non_null(strstr(prog, "cost 1 1 2 0\n"));
+    assert_non_null(strstr(prog, "a2:s"));
+    assert_int_equal(lp_cost_program(k.p, prog, 16), 0); /* too small: none */
+    assert_string_equal(prog, "");
     close_case(&k);
 }
 

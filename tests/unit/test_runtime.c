@@ -730,11 +730,66 @@ test_loader_from_cache(void **state)
     rt_kernel_unload(k);
 }
 
+/* A launch's cost from the compiler's trip-count program: a loop over parameter 1
+ * (int32) in steps of 256 inside a loop over the program id, with cells outside,
+ * in the outer and in the inner loop; malformed programs are refused. */
+static void
+test_cost_program(void **state)
+{
+    (void)state;
+    const char *text = "cost 1 2 3 0\n"
+                       "L -1 #0 , p0 #1 + , #1 ;\n"            /* pid + 1 trips */
+                       "L 0 #0 , a1:s , #256 ;\n"              /* cdiv(n, 256) trips */
+                       "C -1 0 4 0 1 0 ;\nC 0 8 0 0 0 0 ;\nC 1 1024 0 0 256 0 ;\n";
+    RtCost *c = rt_cost_create(text);
+    assert_non_null(c);
+    uint64_t args[2] = {0, (uint64_t)(int64_t)1000};
+    int32_t grid[3] = {3, 1, 1};
+    double out[4];
+    assert_int_equal(rt_cost_eval(c, args, grid, out, 4), 1);
+    /* programs 0..2 run their outer loop 1, 2, 3 times (6 in all), each 4 inner trips */
+    assert_true(out[0] == 3 * 4 + 6 * 8 + 6 * 4 * 1024.0);
+    assert_true(out[2] == 3 * 1 + 6 * 4 * 256.0);
+    assert_true(out[1] == 0 && out[3] == 0);
+    args[1] = (uint64_t)(int64_t)-5; /* no inner trips */
+    assert_int_equal(rt_cost_eval(c, args, grid, out, 4), 1);
+    assert_true(out[0] == 3 * 4 + 6 * 8);
+    rt_cost_destroy(c);
+    c = rt_cost_create("cost 1 1 2 0\nL -1 ? ;\nC -1 4 0 0 0 0 ;\nC 0 8 0 0 0 0 ;\n");
+    assert_non_null(c);
+    assert_int_equal(rt_cost_eval(c, args, grid, out, 4), 0); /* counted once, inexact */
+    assert_true(out[0] == 3 * 12.0);
+    rt_cost_destroy(c);
+    c = rt_cost_create("cost 1 1 1 0\nL -1 #0 , a0:s #0 / , #1 ;\nC 0 8 0 0 0 0 ;\n");
+    assert_non_null(c);
+    assert_int_equal(rt_cost_eval(c, args, grid, out, 4), 0); /* division by zero: counted once */
+    rt_cost_destroy(c);
+    /* scope cells: scope 0 open around the inner loop, scope 1 nested in it over its body */
+    c = rt_cost_create("cost 1 1 1 2\nL -1 #0 , a1:s , #100 ;\nC 0 8 0 0 2 0 ;\n"
+                       "S -1 1 4 0 0 0 0 ;\nS 0 3 8 0 0 2 0 ;\n");
+    assert_non_null(c);
+    double sc[12];
+    args[1] = 1000; /* 10 trips */
+    assert_int_equal(rt_cost_eval(c, args, grid, sc, 12), 1);
+    assert_true(sc[0] == 3 * 80.0 && sc[2] == 3 * 20.0);        /* the kernel */
+    assert_true(sc[4] == 3 * (4 + 80.0) && sc[6] == 3 * 20.0);  /* scope 0 includes scope 1 */
+    assert_true(sc[8] == 3 * 80.0 && sc[10] == 3 * 20.0);       /* scope 1 */
+    assert_int_equal(rt_cost_eval(c, args, grid, sc, 8), 1);     /* room for scope 0 only */
+    assert_true(sc[4] == 3 * 84.0);
+    rt_cost_destroy(c);
+    assert_null(rt_cost_create("cost 1 0 1 1\nC -1 4 0 0 0 0 ;\nS -1 0 4 0 0 0 0 ;\n")); /* no scope */
+    assert_null(rt_cost_create(""));
+    assert_null(rt_cost_create("cost 1 1 1 0\nL 0 #0 , #1 , #1 ;\nC 0 1 0 0 0 0 ;\n")); /* its own parent */
+    assert_null(rt_cost_create("cost 1 1 1 0\nL -1 #0 , #1 ;\nC 0 1 0 0 0 0 ;\n"));     /* no step */
+    assert_null(rt_cost_create("cost 1 1 1 0\nL -1 #0 , x , #1 ;\nC 0 1 0 0 0 0 ;\n"));  /* bad token */
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hash_vectors),
+        cmocka_unit_test(test_cost_program),
         cmocka_unit_test(test_env_flags),
         cmocka_unit_test(test_stats),
         cmocka_unit_test_setup_teardown(test_cache_root, setup, teardown),

@@ -8,7 +8,8 @@ differences that are normalised away (docs/proton-cli.md, "Compared with proton-
   * child order: proton-viewer (hatchet) sorts children by name, we sort by the metric;
   * missing values: hatchet prints "nan" (or 0.000 for an inclusive sum over nothing)
     where we print "-"; "nan" and "-" compare equal here;
-  * proton-viewer ends with a blank line; we print notes as "note: ..." lines.
+  * proton-viewer ends with a blank line; we print notes as "note: ..." lines and
+    start with a "# metric [unit] | ..." line naming the columns.
 Exit status 0 when the trees agree; differences are listed otherwise.
 """
 import sys
@@ -20,7 +21,7 @@ def parse(path):
     nodes, stack = {}, []
     for line in open(path, encoding="utf-8"):
         line = line.rstrip("\n")
-        if not line.strip() or line.startswith("note:") or line.startswith("Warning"):
+        if not line.strip() or line.startswith(("note:", "Warning", "# ")):
             continue
         depth = 0
         while line[:3] in CONNECTORS:

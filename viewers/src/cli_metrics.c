@@ -301,7 +301,8 @@ flops_any(const CliProfile *p)
     static const char *w[] = {"flops8", "flops16", "flops32", "flops64"};
     double *sum = NULL;
     for (int i = 0; i < 4; i++) {
-        double *c = column_of(p, cli_profile_metric_find(p, w[i]));
+        int id = cli_profile_metric_find(p, w[i]);
+        double *c = id >= 0 ? column_scoped(p, id) : NULL;
         if (!c)
             continue;
         if (!sum) {
@@ -323,6 +324,11 @@ compute_one(CliProfile *p, const CliMetricSpec *m, double *out, const char **sou
     int n = p->nnodes, rc = 0;
     double *a = NULL, *b = NULL;
     int id = cli_metric_resolve(p, m->base);
+    if (id < 0) { /* a metric only in-kernel scope nodes carry ("scope_cpu_time (ns)") */
+        char alt[320];
+        snprintf(alt, sizeof alt, "scope_%s", m->base);
+        id = cli_metric_resolve(p, alt);
+    }
     for (int k = 0; k < n; k++)
         out[k] = NAN;
     switch (m->kind) {
@@ -370,12 +376,12 @@ compute_one(CliProfile *p, const CliMetricSpec *m, double *out, const char **sou
         if (strcmp(m->base, "flops") == 0 && id < 0)
             a = flops_any(p);
         else
-            a = column_of(p, id);
+            a = id >= 0 ? column_scoped(p, id) : NULL; /* scopes: their scope_bytes over scope_time */
         if (!a || tid < 0) {
             rc = -1;
             break;
         }
-        b = column_of(p, tid);
+        b = column_scoped(p, tid);
         double tscale = raw_unit_ns(p->metrics[tid].name) * 1e-9;
         for (int k = 0; k < n; k++)
             out[k] = safe_div(a[k], b[k] * tscale) * m->factor;

@@ -36,6 +36,7 @@ static const char report_usage[] =
     "      --format F            text (default) | csv | json\n"
     "      --print-sorted        after the tree, list nodes sorted by the first metric\n"
     "      --color, --no-color   force colours on or off (default: on a terminal only)\n"
+    "      --no-header           no \"# metric [unit] | ...\" line naming the columns\n"
     "  -h, --help                this help\n"
     "\n"
     "Metrics a file lacks print as \"-\" (null in JSON, empty in CSV), never as 0.\n"
@@ -48,6 +49,7 @@ typedef struct Report {
     CliFormat fmt;
     int list, print_sorted;
     int multi;
+    int header;       /* the "# columns" line (text output) */
     const char *sort_text;
 } Report;
 
@@ -79,6 +81,50 @@ value_text(const CliNode *n, int i, char buf[64])
 
 /* ---- text ----------------------------------------------------------------------------------- */
 
+/* The unit of metric m's column, as the header names it. */
+static void
+column_unit(const CliMetricSpec *m, char *buf, size_t len)
+{
+    const char *slash = strrchr(m->text, '/'), *u = slash ? slash + 1 : "";
+    const char *paren = strchr(m->base, '(');
+    int cpu = strncmp(m->base, "cpu_time", 8) == 0;
+    switch (m->kind) {
+    case CLI_MK_TIME:
+        snprintf(buf, len, "%s, %s", u, cpu ? "summed over threads" : "wall");
+        break;
+    case CLI_MK_AVG: snprintf(buf, len, "%s per count%s", u, cpu ? ", summed over threads" : ", wall"); break;
+    case CLI_MK_PCT: snprintf(buf, len, "%% of %s", m->base[0] ? m->base : "total"); break;
+    case CLI_MK_RATE: snprintf(buf, len, "%s", m->text); break;
+    case CLI_MK_IPC: snprintf(buf, len, "instructions per cycle"); break;
+    default:
+        if (strcmp(m->base, "count") == 0)
+            snprintf(buf, len, "launches; scopes: executions");
+        else if (strcmp(m->base, "bytes") == 0)
+            snprintf(buf, len, "B");
+        else if (strncmp(m->base, "flops", 5) == 0)
+            snprintf(buf, len, "flop");
+        else if (paren)
+            snprintf(buf, len, "%.*s", (int)strcspn(paren + 1, ")"), paren + 1);
+        else
+            snprintf(buf, len, "%s", "as in the file");
+        break;
+    }
+}
+
+/* "# time/ms [ms, wall] | count [launches; scopes: executions] | name": what each
+ * column holds. */
+static void
+render_header(const Report *r, CliBuf *b)
+{
+    char unit[128];
+    cli_buf_puts(b, "# ");
+    for (int i = 0; i < r->nm; i++) {
+        column_unit(&r->m[i], unit, sizeof unit);
+        cli_buf_printf(b, "%s [%s] | ", r->m[i].text, unit);
+    }
+    cli_buf_puts(b, "name\n");
+}
+
 static void
 render_text(CliProfile *p, Report *r, const int *missing, CliBuf *b)
 {
@@ -91,6 +137,8 @@ render_text(CliProfile *p, Report *r, const int *missing, CliBuf *b)
         }
     if (r->multi)
         cli_buf_printf(b, "== %s ==\n", p->path);
+    if (r->header)
+        render_header(r, b);
     for (CliNode *n = p->root; n; n = next_shown(n, p->root)) {
         cli_tree_prefix(b, n, p->root);
         for (int i = 0; i < r->nm; i++) {
@@ -259,7 +307,7 @@ default_metric(const CliProfile *p, char *buf, size_t len)
 static int
 parse_args(Report *r, int argc, char **argv, const char **metrics)
 {
-    enum { O_SORT = 256, O_FORMAT, O_COLOR, O_NOCOLOR, O_SORTED };
+    enum { O_SORT = 256, O_FORMAT, O_COLOR, O_NOCOLOR, O_SORTED, O_NOHEADER };
     static const struct option opts[] = {
         {"metrics", required_argument, 0, 'm'}, {"list", no_argument, 0, 'l'},
         {"depth", required_argument, 0, 'd'},   {"threshold", required_argument, 0, 't'},
@@ -268,6 +316,7 @@ parse_args(Report *r, int argc, char **argv, const char **metrics)
         {"format", required_argument, 0, O_FORMAT}, {"color", no_argument, 0, O_COLOR},
         {"colour", no_argument, 0, O_COLOR},    {"no-color", no_argument, 0, O_NOCOLOR},
         {"print-sorted", no_argument, 0, O_SORTED}, {"help", no_argument, 0, 'h'},
+        {"no-header", no_argument, 0, O_NOHEADER},
         {0, 0, 0, 0}};
     CliErr e;
     long d;
@@ -312,6 +361,7 @@ parse_args(Report *r, int argc, char **argv, const char **metrics)
         case O_COLOR: color = 1; break;
         case O_NOCOLOR: color = 0; break;
         case O_SORTED: r->print_sorted = 1; break;
+        case O_NOHEADER: r->header = 0; break;
         case 'h': fputs(report_usage, stdout); return 1;
         case ':': return cli_error("report", "option '%s' needs a value", argv[optind - 1]), -1;
         default: return cli_error("report", "unknown option '%s' (see --help)", argv[optind - 1]), -1;
@@ -326,7 +376,7 @@ parse_args(Report *r, int argc, char **argv, const char **metrics)
 int
 cli_report_main(int argc, char **argv)
 {
-    Report r = {0};
+    Report r = {.header = 1};
     CliErr e;
     CliBuf out = {0};
     const char *metrics = NULL;

@@ -190,7 +190,7 @@ class KernelInfo:
             return f.read()
 
 
-def compile_specialization(jitfn, spec, bound, arch=None):
+def compile_specialization(jitfn, spec, bound, arch=None, dump=True):
     """Called by the C launcher on an in-memory miss: returns a tritium.Compiled. With a
     target whose code cannot run in this process (arch, or SPINE_TRITON_TARGET_ARCH, naming
     another ISA), triton.compile() gets an UnloadedKernel instead (see below); the C
@@ -222,11 +222,28 @@ def compile_specialization(jitfn, spec, bound, arch=None):
             _debug(f"remark: {f}:{line}:{col}: {msg}")
     _, entry_dir, kernel_path, meta_text, files = hit
     meta = json.loads(meta_text)
-    _dump(name, files)
+    if dump:
+        _dump(name, files)
     info = KernelInfo(name, meta, files, key)
     if bound is _NO_LOAD and not _target(arch)["loadable"]:
         return UnloadedKernel(kernel_path, meta, name, info)
-    return _load(kernel_path, meta, name, info)
+    compiled = _load(kernel_path, meta, name, info)
+    if meta.get("scopes") and meta.get("instrumented"):
+        compiled.set_plain(_plain_twin(jitfn, spec, bound, arch))
+    return compiled
+
+
+def _plain_twin(jitfn, spec, bound, arch):
+    """The kernel compiled without instrumentation (its own cache entry): an
+    instrumented kernel runs it while nothing records, so its scopes' materialised
+    values and record calls cost nothing then (docs/proton.md, in-kernel scopes)."""
+    from triton.profiler.flags import flags
+    saved = flags.instrumentation_on
+    flags.instrumentation_on = False
+    try:
+        return compile_specialization(jitfn, spec, bound, arch, dump=False)  # the dump shows the instrumented one
+    finally:
+        flags.instrumentation_on = saved
 
 
 _NO_LOAD = object()  # compile_specialization(bound=_NO_LOAD): triton.compile() may skip loading
@@ -237,7 +254,7 @@ def _load(kernel_path, meta, name, info):
     return _C.Compiled(kernel_path, meta["plan"], name, json.dumps(meta.get("constexprs", {})),
                        int(cost.get("bytes_loaded", 0) + cost.get("bytes_stored", 0)), float(cost.get("flops16", 0)),
                        float(cost.get("flops32", 0)), float(cost.get("flops64", 0)), meta.get("scopes", []), info,
-                       stream_bytes=int(meta.get("stream_bytes", 0)))
+                       stream_bytes=int(meta.get("stream_bytes", 0)), trips=cost.get("trips") or None)
 
 
 class UnloadedKernel:
