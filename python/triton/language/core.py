@@ -75,10 +75,15 @@ def builtin(fn):
 
 # ---- dtypes (codes are IrDtype's, compiler/include/compiler.h, read from _C.DTYPES) ----
 
+_C_DTYPE_CODES = {name: (code, bits) for code, (name, bits) in enumerate(_C.DTYPES)}
+
+
 class dtype:
     SINT_TYPES = ["int8", "int16", "int32", "int64"]
     UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
     FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
+    STANDARD_FP_TYPES = FP_TYPES
+    OTHER_TYPES = ["void"]
 
     class SIGNEDNESS:
         SIGNED = 0
@@ -90,6 +95,8 @@ class dtype:
         FLOATING = 2
 
     def __init__(self, name: str, code: int = -1, bits: int = 0):
+        if code == -1 and type(self) is dtype and name in _C_DTYPE_CODES:  # tl.dtype("int8")
+            code, bits = _C_DTYPE_CODES[name]
         self.name = name
         self.code = code
         self.primitive_bitwidth = bits
@@ -232,14 +239,16 @@ _BY_NAME.update({"float16": float16, "bfloat16": bfloat16, "float32": float32, "
                  "u16": uint16, "u32": uint32, "u64": uint64, "f16": float16, "f32": float32, "f64": float64})
 
 
-def str_to_ty(name: str) -> dtype:
-    """'*fp32' → pointer_type(float32), 'i32' → int32 (upstream signature strings)."""
+def str_to_ty(name: str, layout=None) -> dtype:
+    """'*fp32' → pointer_type(float32), 'i32' → int32 (upstream signature strings;
+    `layout` is upstream's tensor-descriptor layout, which a CPU does not use)."""
     name = name.strip()
     if name.startswith("*"):
         name = name[1:]
-        if name.startswith("k"):
+        const = name.startswith("k")
+        if const:
             name = name[1:]
-        return pointer_type(str_to_ty(name))
+        return pointer_type(str_to_ty(name), const=const)
     if name in _BY_NAME:
         return _BY_NAME[name]
     raise ValueError(f"unknown type {name!r}")
@@ -322,6 +331,12 @@ def _to_tensor(x) -> "tensor":
         return x
     b = _builder()
     return b.wrap(b.c.to_value(_opnd(x)))
+
+
+@builtin
+def to_tensor(x):
+    """A Python number or constexpr as a scalar tensor (tensors pass through)."""
+    return _to_tensor(x)
 
 
 # ---- tensor -----------------------------------------------------------------------------
@@ -970,10 +985,35 @@ def associative_scan(input, axis, combine_fn, reverse=False):
     return _call_combine("scan", input, axis, combine_fn, reverse=reverse)
 
 
+def _scan_input(input, dtype=None):
+    """bf16 scans in fp32; integer sums narrower than 32 bits in (u)int32 (upstream)."""
+    x = _to_tensor(input)
+    dtype = _unwrap(dtype)
+    if dtype is None:
+        if x.dtype.scalar == bfloat16:
+            dtype = float32
+        elif x.dtype.scalar.is_int() and x.dtype.scalar.primitive_bitwidth < 32:
+            dtype = int32 if x.dtype.scalar.is_int_signed() else uint32
+    return x if dtype is None or x.dtype.scalar == dtype else cast(x, dtype)
+
+
 @_member
 @builtin
 def cumsum(input, axis=0, reverse=False, dtype=None):
-    raise NotImplementedError("tl.cumsum is not supported by the CPU backend yet")
+    """Inclusive prefix sums along axis (from the end with reverse=True)."""
+    from .standard import _sum_combine
+    return associative_scan(_scan_input(input, dtype), axis, _sum_combine, reverse)
+
+
+@_member
+@builtin
+def cumprod(input, axis=0, reverse=False):
+    """Inclusive prefix products along axis."""
+    from .standard import _prod_combine
+    x = _to_tensor(input)
+    if x.dtype.scalar == bfloat16:
+        x = cast(x, float32)
+    return associative_scan(x, axis, _prod_combine, reverse)
 
 
 def is_builtin(fn) -> bool:
