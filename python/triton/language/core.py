@@ -301,7 +301,7 @@ for _name, _f in [("lt", _op.lt), ("le", _op.le), ("gt", _op.gt), ("ge", _op.ge)
 constexpr.__neg__ = lambda self: constexpr(-self.value)
 constexpr.__pos__ = lambda self: constexpr(+self.value)
 constexpr.__invert__ = lambda self: constexpr(~self.value)
-constexpr.__abs__ = lambda self: constexpr(abs(self.value))
+constexpr.__abs__ = lambda self: constexpr(_py.abs(self.value))
 
 
 def _unwrap(x):
@@ -357,6 +357,22 @@ def _unop(code, a):
     return bld.wrap(bld.c.unop(code, _opnd(a)))
 
 
+class _Shape(tuple):
+    """A tensor's shape: a tuple of constexprs that compares equal to a list or tuple
+    of the same ints, as upstream's tl.tuple shapes do (`x.shape == [M, N]`)."""
+
+    def __eq__(self, other):
+        other = _unwrap(other)
+        if isinstance(other, (list, tuple)):
+            return len(self) == len(other) and all(_unwrap(a) == _unwrap(b) for a, b in zip(self, other))
+        return False
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = tuple.__hash__
+
+
 class tensor:
     """A tile value (or a scalar) inside a kernel being traced."""
 
@@ -364,7 +380,7 @@ class tensor:
         self.handle = handle
         self.type = type
         self.dtype = type.scalar
-        self.shape = tuple(constexpr(s) for s in type.shape) if type.is_block() else ()
+        self.shape = _Shape(constexpr(s) for s in type.shape) if type.is_block() else _Shape()
         self.numel = constexpr(type.numel if type.is_block() else 1)
 
     def __repr__(self):
@@ -440,6 +456,9 @@ class tensor:
     def to(self, dtype, fp_downcast_rounding=None, bitcast=False):
         return cast(self, dtype, fp_downcast_rounding=fp_downcast_rounding, bitcast=bitcast)
 
+    def cast(self, dtype, fp_downcast_rounding=None, bitcast=False):
+        return cast(self, dtype, fp_downcast_rounding=fp_downcast_rounding, bitcast=bitcast)
+
     @property
     def T(self):
         return trans(self)
@@ -452,6 +471,32 @@ def _member(fn):
     """Also expose a builtin as a tensor method (x.sum(), x.exp(), ...)."""
     setattr(tensor, fn.__name__, lambda self, *a, **k: fn(self, *a, **k))
     return fn
+
+
+def _literal_dtype(v):
+    """The dtype a Python number gets as a kernel literal (upstream's rules)."""
+    if isinstance(v, bool):
+        return int1
+    if isinstance(v, float):
+        return float32
+    if -2**31 <= v < 2**31:
+        return int32
+    if 2**31 <= v < 2**32:
+        return uint32
+    return int64 if -2**63 <= v < 2**63 else uint64
+
+
+@_member
+@builtin
+def item(input):
+    """The element of a one-element tensor, as a scalar."""
+    x = _to_tensor(input)
+    if not x.type.is_block():
+        return x
+    if x.type.numel != 1:
+        raise ValueError(f"item() needs a tensor of one element, got shape {list(x.type.shape)}")
+    from .standard import _pick_first
+    return reduce(reshape(x, [1]), 0, _pick_first)
 
 
 # ---- program and tile construction -------------------------------------------------------
@@ -531,10 +576,14 @@ def broadcast(input, other):
     x, y = _to_tensor(input), _to_tensor(other)
     shape = []
     xs, ys = [int(s) for s in x.shape], [int(s) for s in y.shape]
-    n = max(len(xs), len(ys))
+    n = _py.max(len(xs), len(ys))
     xs, ys = [1] * (n - len(xs)) + xs, [1] * (n - len(ys)) + ys
     for a, c in zip(xs, ys):
         shape.append(c if a == 1 else a)
+    while len(x.shape) < n:
+        x = expand_dims(x, 0)
+    while len(y.shape) < n:
+        y = expand_dims(y, 0)
     return broadcast_to(x, shape), broadcast_to(y, shape)
 
 
@@ -598,6 +647,50 @@ def cat(input, other, can_reorder=False):
 def join(a, b_):
     b = _builder()
     return b.wrap(b.c.join(_to_tensor(a).handle, _to_tensor(b_).handle))
+
+
+@builtin
+def interleave(a, b):
+    """The elements of a and b alternated along the last dim (join, then merge)."""
+    c = join(a, b)
+    if len(c.shape) == 1:
+        return c
+    return reshape(c, list(c.shape[:-2]) + [2 * int(c.shape[-2])])
+
+
+@builtin
+def histogram(input, num_bins, mask=None):
+    """Counts of the values 0..num_bins-1 in a 1-D integer tensor (others are not
+    counted; with mask, only the elements where mask is true), as int32."""
+    x = _to_tensor(input)
+    n = int(_unwrap(num_bins))
+    if len(x.shape) != 1:
+        raise ValueError("histogram: the input must be 1-D")
+    hit = expand_dims(x, 1) == expand_dims(arange(0, n), 0)
+    if _unwrap(mask) is not None:
+        hit = hit & expand_dims(_to_tensor(mask), 1)
+    return sum(cast(hit, int32), 0)
+
+
+@_member
+@builtin
+def gather(src, index, axis):
+    """out[..i..] = src[.. index[..i..] ..] along axis (the other dims of index and src
+    agree). Computed as a one-hot selection over src's extent along axis."""
+    src, index = _to_tensor(src), _to_tensor(index)
+    axis = int(_unwrap(axis))
+    r = len(src.shape)
+    if axis < 0:
+        axis += r
+    if len(index.shape) != r:
+        raise ValueError("gather: src and index must have the same rank")
+    n = int(src.shape[axis])
+    # one-hot over the (r + 1)-dim space [index dims..., n at axis + 1]
+    sel = reshape(arange(0, n), [1] * (axis + 1) + [n] + [1] * (r - axis - 1))
+    hit = expand_dims(index, axis + 1) == sel
+    vals = expand_dims(src, axis)
+    zero = full([1] * (r + 1), 0, src.dtype)
+    return sum(where(hit, vals, zero), axis + 1)
 
 
 @_member
