@@ -156,3 +156,28 @@ def test_reduce_over_a_tuple():
     _tuple_reduce_kernel[(1, )](x, s, c, 128)
     torch.testing.assert_close(s[0], x.sum(), rtol=1e-5, atol=1e-5)
     assert c.item() == int((x > 0).sum())
+
+
+@triton.jit
+def _arg_nan_kernel(X, VMAX, IMAX, VMIN, IMIN, N: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < N
+    x = tl.load(X + offs, mask=m, other=-float("inf"))
+    tl.store(VMAX, tl.max(x, 0))
+    tl.store(IMAX, tl.argmax(x, 0))
+    y = tl.load(X + offs, mask=m, other=float("inf"))
+    tl.store(VMIN, tl.min(y, 0))
+    tl.store(IMIN, tl.argmin(y, 0))
+
+
+@pytest.mark.parametrize("vals", [[float("nan"), 6.0, 8.0], [3.0, 5.0, float("nan")], [4.0, float("nan"), 1.0]])
+def test_argmax_argmin_skip_nan(vals):
+    """argmax/argmin skip NaNs as tl.max/tl.min do (upstream's rule)."""
+    x = torch.tensor(vals)
+    out = [torch.empty((), dtype=d) for d in (torch.float32, torch.int32, torch.float32, torch.int32)]
+    _arg_nan_kernel[(1, )](x, *out, 3, 4)
+    finite = [v if v == v else None for v in vals]
+    mx = max(v for v in finite if v is not None)
+    mn = min(v for v in finite if v is not None)
+    assert (out[0].item(), out[1].item()) == (mx, finite.index(mx))
+    assert (out[2].item(), out[3].item()) == (mn, finite.index(mn))

@@ -18,6 +18,7 @@ import collections
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -40,6 +41,7 @@ def pytest_env(root, results, timeout):
     env["PYTHONPATH"] = HERE + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("OMP_NUM_THREADS", "1")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["TRITON_CACHE_DIR"] = os.path.join(os.path.dirname(results) if results != os.devnull else root, "cache")
     return env
 
 
@@ -91,14 +93,19 @@ def run_shard(root, nodes, results, timeout, log):
                              stderr=subprocess.STDOUT)
         yield p
         done = read_results(results)
-        rest = [n for n in todo if done.get(n, ("none",))[0] in ("none",)]
+        rest = [n for n in todo if n not in done]
         running = [n for n in todo if done.get(n, ("none",))[0] == "running"]
-        if p.returncode not in (0, 1, 70) or running:
+        if running and p.returncode != 70:  # died inside a test: a crash of that node
             with open(results, "a") as fh:
                 for n in running:
                     fh.write(json.dumps({"node": n, "outcome": "crash", "msg": f"process exit {p.returncode}"}) + "\n")
-        if p.returncode in (0, 1, 5):
-            rest = []  # pytest finished its list
+        if p.returncode in (0, 1, 5) or (not running and len(rest) == len(todo)):
+            # pytest finished its list, or could not start (usage error): nothing to resume
+            with open(results, "a") as fh:
+                for n in rest:
+                    fh.write(json.dumps({"node": n, "outcome": "error", "msg": f"not run: pytest exit {p.returncode}"})
+                             + "\n")
+            rest = []
         todo = rest
 
 
@@ -184,11 +191,13 @@ def main():
     ap.add_argument("--out", default=os.path.join(REPO, "build", "upstream"))
     ap.add_argument("--nodes", help="file of node ids to run (default: every interpreter-marked node)")
     ap.add_argument("--every", type=int, default=1, help="run every K-th collected node")
+    ap.add_argument("--offset", type=int, default=0, help="starting at this node (with --every)")
     ap.add_argument("--expect", help="file of node ids that must pass")
     ap.add_argument("--write-passing", help="write the node ids that passed to this file")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("-k", dest="kexpr", help="only nodes whose id contains this text")
+    ap.add_argument("--quiet", action="store_true", help="no per-function table (summary.txt has it)")
     a = ap.parse_args()
     if not os.path.isdir(a.git_dir):
         print(f"upstream: no upstream Triton git directory at {a.git_dir} (set UPSTREAM_TRITON_GIT): skipped")
@@ -203,10 +212,11 @@ def main():
     else:
         nodes = collect(root, pytest_env(root, os.devnull, a.timeout))
         print(f"upstream: {len(nodes)} interpreter-marked nodes collected at {open(root + '/COMMIT').read()[:12]}")
-        nodes = nodes[::a.every]
+        nodes = nodes[a.offset::a.every]
     if a.kexpr:
         nodes = [n for n in nodes if a.kexpr in n]
     print(f"upstream: running {len(nodes)} nodes in {a.jobs} processes, {a.timeout:.0f} s per test", flush=True)
+    shutil.rmtree(os.path.join(a.out, "cache"), ignore_errors=True)  # every run compiles afresh
     results = run_nodes(root, nodes, a.jobs, a.timeout, a.out)
     text, total = summarise(results, nodes)
     text += f"\n\nwall time {time.time() - t0:.0f} s"
@@ -216,7 +226,10 @@ def main():
         for n in nodes:
             o, rec = results.get(n, ("not run", {}))
             fh.write(json.dumps({"node": n, "outcome": o, "exc": rec.get("exc", ""), "msg": rec.get("msg", "")}) + "\n")
-    print(text)
+    if not a.quiet:
+        print(text)
+    else:
+        print("\n".join(ln for ln in text.splitlines() if ln.startswith(("TOTAL", "pass rate"))))
     if a.write_passing:
         with open(a.write_passing, "w") as fh:
             fh.write(f"# upstream test_core.py nodes that pass on Tritium ({open(root + '/COMMIT').read()[:12]})\n")

@@ -603,6 +603,11 @@ class CodeGenerator(ast.NodeVisitor):
             return tl.static_print(*args, **kwargs)
         if fn is tl.constexpr:
             return _unwrap(args[0]) if args else None
+        if fn is builtins.isinstance:  # on tensors and constexprs, decided while tracing
+            return isinstance(_unwrap(args[0]), _unwrap(args[1]))
+        if fn is builtins.getattr:
+            obj = args[0] if _is_tensor(_unwrap(args[0])) else _unwrap(args[0])
+            return getattr(obj, *[_unwrap(a) for a in args[1:]])
         if isinstance(fn, type) and issubclass(fn, (tl.range, tl.static_range)):
             return fn(*args, **kwargs)
         # a method bound to a tensor (x.to(...)), or a Python function on constexprs

@@ -14,6 +14,7 @@ from .core import (
 from .descriptor import (  # noqa: F401
     load_tensor_descriptor, make_tensor_descriptor, store_tensor_descriptor, tensor_descriptor,
 )
+from .standard import atomic_poll  # noqa: F401
 from .random import (  # noqa: F401
     pair_uniform_to_normal, philox, rand, rand4x, randint, randint4x, randn, randn4x, uint_to_uniform_float,
 )

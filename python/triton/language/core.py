@@ -501,16 +501,23 @@ def item(input):
 
 # ---- program and tile construction -------------------------------------------------------
 
+def _grid_axis(axis):
+    axis = _unwrap(axis)
+    if axis not in (0, 1, 2):
+        raise ValueError(f"program_id axis must be 0, 1, or 2 but got {axis}")
+    return axis
+
+
 @builtin
 def program_id(axis):
     b = _builder()
-    return b.wrap(b.c.program_id(_unwrap(axis)))
+    return b.wrap(b.c.program_id(_grid_axis(axis)))
 
 
 @builtin
 def num_programs(axis):
     b = _builder()
-    return b.wrap(b.c.num_programs(_unwrap(axis)))
+    return b.wrap(b.c.num_programs(_grid_axis(axis)))
 
 
 def _shape(shape):
@@ -594,7 +601,13 @@ def expand_dims(input, axis):
     x = _to_tensor(input)
     axes = _unwrap(axis)
     axes = list(axes) if isinstance(axes, (list, tuple)) else [axes]
-    for a in sorted(int(_unwrap(a)) for a in axes):
+    # negative axes count from the end of the result (rank + number of new dims)
+    rank = len(x.shape) + len(axes)
+    axes = [int(_unwrap(a)) for a in axes]
+    norm = sorted(a + rank if a < 0 else a for a in axes)
+    if any(a < 0 or a >= rank for a in norm) or len(set(norm)) != len(norm):
+        raise ValueError(f"expand_dims: axes {axes} invalid for a result of rank {rank}")
+    for a in norm:
         x = b.wrap(b.c.expand_dims(x.handle, a))
     return x
 
@@ -646,7 +659,10 @@ def cat(input, other, can_reorder=False):
 @builtin
 def join(a, b_):
     b = _builder()
-    return b.wrap(b.c.join(_to_tensor(a).handle, _to_tensor(b_).handle))
+    x, y = _to_tensor(a), _to_tensor(b_)
+    if not x.type.is_block() and not y.type.is_block():  # two scalars: a [2] tile
+        return reshape(join(reshape(x, [1]), reshape(y, [1])), [2])
+    return b.wrap(b.c.join(x.handle, y.handle))
 
 
 @builtin
@@ -697,7 +713,11 @@ def gather(src, index, axis):
 @builtin
 def split(a):
     b = _builder()
-    r0, r1 = b.c.split(_to_tensor(a).handle)
+    x = _to_tensor(a)
+    if len(x.shape) == 1:  # a [2] tile: two scalars
+        r0, r1 = split(reshape(x, [1, 2]))
+        return item(r0), item(r1)
+    r0, r1 = b.c.split(x.handle)
     return b.wrap(r0), b.wrap(r1)
 
 
@@ -780,7 +800,7 @@ exp2 = _member(_math1("exp2"))
 log = _member(_math1("log"))
 log2 = _member(_math1("log2"))
 sqrt = _member(_math1("sqrt"))
-sqrt_rn = _math1("sqrt_rn")
+sqrt_rn = _member(_math1("sqrt_rn"))
 rsqrt = _member(_math1("rsqrt"))
 sin = _member(_math1("sin"))
 cos = _member(_math1("cos"))
@@ -877,10 +897,24 @@ def advance(base, offsets):
     return b.wrap(b.c.advance(_to_tensor(base).handle, [_opnd(o) for o in offs]))
 
 
+def _atomic_check(kind, ptr):
+    """Upstream's element types for read-modify-write atomics: 32/64-bit integers and
+    floats; fp16/bf16 only for add; no 8/16-bit integers."""
+    t = ptr.dtype.scalar
+    ety = t.element_ty if t.is_ptr() else None
+    if ety is None:
+        raise ValueError(f"atomic_{kind}: the pointer argument is {t!r}, not a pointer")
+    if ety.name in ("fp16", "bf16") and kind != "add":
+        raise ValueError(f"atomic_{kind} does not support {ety.name}")
+    if ety.is_int() and ety.primitive_bitwidth < 32:
+        raise ValueError(f"atomic_{kind} does not support {ety.name}")
+
+
 def _atomic(kind):
     @builtin
     def f(pointer, val, mask=None, sem=None, scope=None):
         b = _builder()
+        _atomic_check(kind, _to_tensor(pointer))
         mask = _unwrap(mask)
         m = _to_tensor(mask).handle if mask is not None else None
         return b.wrap(b.c.atomic_rmw(kind, _to_tensor(pointer).handle, _opnd(val), m, _unwrap(sem) or "",
