@@ -34,6 +34,8 @@ typedef struct CgTarget {
     int vector_regs;      /* vector registers: 32 with AVX-512 or RVV, else 16 */
     bool fma_scalar_operand; /* the vector FMA reads a broadcast operand from a scalar
                                 register (RVV vfmacc.vf): no vector register holds it */
+    bool dot_bf16_pairs;     /* a dot product of bf16 pairs into fp32 lanes (AVX512-BF16
+                                vdpbf16ps): bf16 tl.dot runs on it, twice the fp32 FMA rate */
 } CgTarget;
 
 typedef struct CgOptions {

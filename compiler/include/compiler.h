@@ -287,6 +287,7 @@ typedef struct LoOptions {
     int vector_regs;       /* vector registers of the target (16 on AVX2, 32 with AVX-512
                               or RVV); 0: 32 when vector_bytes >= 64, else 16 */
     bool fma_scalar_operand; /* CgTarget.fma_scalar_operand */
+    bool dot_bf16_pairs;   /* CgTarget.dot_bf16_pairs */
     bool instrument;       /* lower proton.record (else drop it) */
 } LoOptions;
 int lo_lower_module(IrModule *m, const LoOptions *opt, char **text, size_t *len, IrCost *cost);

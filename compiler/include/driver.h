@@ -200,7 +200,7 @@ typedef struct CgApi {
     void (*drv_server_forget)(DrvServer *s);
     int (*target_for_arch)(const char *arch, CgTarget *t, char *err, size_t errlen);
 } CgApi;
-#define CG_ABI_VERSION 5
+#define CG_ABI_VERSION 6
 /* dlsym(handle, "cg_api") returns a const CgApi *; programs linking the library
  * directly can use the table itself. */
 extern const CgApi cg_api;

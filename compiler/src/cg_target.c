@@ -67,6 +67,15 @@ has_feature(const char *features, const char *name)
     return 0;
 }
 
+/* x86 with AVX512-BF16 (vdpbf16ps; every such CPU also has AVX512VL for its
+ * 256-bit form), not switched off again by a later "-avx512bf16". */
+static bool
+x86_dot_bf16(const CgTarget *t)
+{
+    return strncmp(t->triple, "x86_64", 6) == 0 && has_feature(t->features, "+avx512bf16") &&
+           !has_feature(t->features, "-avx512bf16");
+}
+
 /* Vector widths (bytes) for an x86/RISC-V target: *max is the widest register,
  * the result what most kernels use. AMD Zen 4/5 execute 512-bit operations as two
  * 256-bit halves; measured on a Zen 4 VM, 256-bit loads/stores stream 10-20%
@@ -146,6 +155,7 @@ native_target(CgTarget *t)
     t->vector_bytes = vector_bytes_for(t->triple, t->cpu, t->features, &t->vector_bytes_max);
     t->vector_regs = t->vector_bytes_max >= 64 || cg_target_is_riscv(t) ? 32 : 16;
     t->fma_scalar_operand = cg_target_is_riscv(t);
+    t->dot_bf16_pairs = x86_dot_bf16(t);
     LLVMDisposeMessage(triple);
     LLVMDisposeMessage(cpu);
     LLVMDisposeMessage(features);
@@ -244,6 +254,7 @@ cg_target_for_cpu(const char *cpu, const char *mattr, CgTarget *t, char *err, si
                  mattr ? mattr : "");
         t->vector_bytes = vector_bytes_for(t->triple, t->cpu, t->features, &t->vector_bytes_max);
         t->vector_regs = t->vector_bytes_max >= 64 ? 32 : 16;
+        t->dot_bf16_pairs = x86_dot_bf16(t);
         return 0;
     }
     if (err && errlen) {

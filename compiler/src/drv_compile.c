@@ -169,6 +169,7 @@ lower(IrModule *m, const DrvOptions *o, const CgTarget *t, DrvResult *res)
                      * contraction block they were measured with */
                     .vector_regs = res->vector_bytes >= t->vector_bytes_max ? t->vector_regs : 16,
                     .fma_scalar_operand = t->fma_scalar_operand,
+                    .dot_bf16_pairs = t->dot_bf16_pairs && res->vector_bytes >= 32,
                     .instrument = o->instrument};
     char *text = NULL;
     size_t len = 0;

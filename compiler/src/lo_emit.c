@@ -482,7 +482,12 @@ emit_module(LeCtx *c)
     o->indent = 4;
     int rc = emit_block(c, f->body);
     o->indent = 0;
-    lo_printf(o, "  }\n}\n");
+    lo_printf(o, "  }\n");
+    for (int w = 0; w < 2; w++)
+        if (c->decl_dpbf16 & (1 << w))
+            lo_printf(o, "  llvm.func @llvm.x86.avx512bf16.dpbf16ps.%d(vector<%dxf32>, vector<%dxbf16>, vector<%dxbf16>) "
+                         "-> vector<%dxf32>\n", 256 << w, 8 << w, 16 << w, 16 << w, 8 << w);
+    lo_printf(o, "}\n");
     return rc;
 }
 

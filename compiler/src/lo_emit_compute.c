@@ -131,6 +131,8 @@ int
 le_dot(LeCtx *c, IrOp *op)
 {
     const LpDot *pd = lp_dot(c->plan, op);
+    if (pd->bf16_pairs)
+        return le_dot_pairs(c, op, pd);
     IrType at = c->f->vals[op->args[0]].type, ct = c->f->vals[op->args[2]].type;
     int rank = ir_type_rank(c->m, ct), acc = pd->acc;
     int ea = ir_type_dtype(c->m, ir_type_elem(c->m, at));

@@ -226,6 +226,8 @@ typedef struct LpDot {
     int acc;             /* accumulator dtype (IrDtype) */
     uint8_t a_copy;      /* A is copied into a dense acc-typed tile first (a padded
                             or partial load, another element type) */
+    uint8_t bf16_pairs;  /* bf16 x bf16 -> fp32 on the target's pair dot product
+                            (vdpbf16ps): A stays bf16, B is packed as [N/nr, K/2, nr, 2] */
 } LpDot;
 
 typedef struct LpMem {
@@ -416,6 +418,8 @@ typedef struct LeCtx {
     LeMemo *memo;        /* emitted index value of each AExpr, by id */
     uint32_t capmemo;
     IrArena strs;        /* spelled types */
+    int decl_dpbf16;     /* bit 0/1: the 256/512-bit vdpbf16ps is called (declared
+                            after the kernel) */
     int err;
 } LeCtx;
 
@@ -509,6 +513,7 @@ int le_atomic(LeCtx *c, IrOp *op);
 
 /* lo_emit_compute.c */
 int le_dot(LeCtx *c, IrOp *op);
+int le_dot_pairs(LeCtx *c, IrOp *op, const LpDot *pd); /* lo_emit_dot_pairs.c */
 int le_reduce(LeCtx *c, IrOp *op);
 int le_scan(LeCtx *c, IrOp *op);
 

@@ -674,7 +674,13 @@ plan_dot(LoPlan *p, const IrOp *op)
             d->mr = m;
             break;
         }
-    d->a_copy = ir_type_dtype(p->m, ir_type_elem(p->m, at)) != d->acc;
+    int ea = ir_type_dtype(p->m, ir_type_elem(p->m, at));
+    int ebt = ir_type_dtype(p->m, ir_type_elem(p->m, p->f->vals[op->args[1]].type));
+    int64_t K = ir_type_shape(p->m, at)[rank - 1];
+    d->a_copy = ea != d->acc;
+    /* the pair dot product adds two k steps per lane: K even, whole vectors of N */
+    d->bf16_pairs = p->opt->dot_bf16_pairs && rank == 2 && ea == IR_BF16 && ebt == IR_BF16 && d->acc == IR_F32 &&
+                    K % 2 == 0 && d->nr % vl == 0 && (vl == 8 || vl == 16);
     opmap_put(p, op, p->ndots++);
 }
 

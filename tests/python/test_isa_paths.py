@@ -105,9 +105,9 @@ def test_unknown_cpu_is_an_error(tmp_path, run_py):
     assert "unknown CPU 'pentium-pro'" in p.stderr and "znver1" in p.stderr
 
 
-def _dot_ttir(tmp_path):
+def _dot_ttir(tmp_path, dt="fp32"):
     """The TTIR of dot_bp with 64 x 64 x 64 tiles (the _tt.mlir dump)."""
-    src = ASTSource(dot_bp, {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32"},
+    src = ASTSource(dot_bp, {"a_ptr": f"*{dt}", "b_ptr": f"*{dt}", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32"},
                     {"BM": 64, "BN": 64, "BK": 64})
     k = triton.compile(src, target=GPUTarget("cpu", 0, 0))
     path = tmp_path / "dot_bp_tt.mlir"
@@ -116,8 +116,8 @@ def _dot_ttir(tmp_path):
 
 
 def _fma_loops(asm, fma_re, branch_re):
-    """(fma count, instruction count, stack references) of every innermost loop that
-    has FMAs: a label's instructions up to the branch back to it."""
+    """(fma count, instruction count, stack references: spills) of every innermost loop
+    that has FMAs: a label's instructions up to the branch back to it."""
     out, cur, body = [], None, []
     for line in asm.split("\n"):
         m = re.match(r"^(\.LBB\d+_\d+):", line)
@@ -130,7 +130,9 @@ def _fma_loops(asm, fma_re, branch_re):
             if re.match(branch_re, f[0]) and f[-1] == cur:
                 n = sum(bool(re.match(fma_re, i)) for i in body)
                 if n:
-                    out.append((n, len(body), sum(("(%rsp" in i or "(%rbp" in i or "(sp)" in i) for i in body)))
+                    # stack traffic other than the A operand's broadcasts out of a stack tile
+                    out.append((n, len(body), sum(("(%rsp" in i or "(%rbp" in i or "(sp)" in i) and
+                                                  not i.startswith("vbroadcast") for i in body)))
                 cur = None
     return out
 
@@ -165,3 +167,77 @@ def test_mcpu_errors(tmp_path):
     assert p.returncode == 1 and "unknown CPU 'pentium'" in p.stderr and "znver4" in p.stderr
     p = subprocess.run([OPT, str(ttir), "--emit=asm", "--mattr=+avx2"], capture_output=True, text=True)
     assert p.returncode == 1 and "--mattr=+avx2 needs --mcpu" in p.stderr
+
+
+# ---- bf16 on the pair dot product (AVX512-BF16 vdpbf16ps) ---------------------------------
+
+@pytest.mark.parametrize("cpu, mattr, pairs", [
+    ("znver4", None, True), ("sapphirerapids", None, True), ("cooperlake", None, True),
+    ("znver4", "-avx512bf16", False),      # switched off: widened to fp32 FMAs
+    ("cascadelake", None, False),          # AVX-512 without BF16
+    ("znver1", None, False),               # AVX2
+])
+def test_bf16_dot_uses_pair_instruction_where_present(tmp_path, cpu, mattr, pairs):
+    ttir = _dot_ttir(tmp_path, "bf16")
+    cmd = [OPT, str(ttir), "--emit=asm", f"--mcpu={cpu}"] + ([f"--mattr={mattr}"] if mattr else [])
+    asm = subprocess.run(cmd, capture_output=True, text=True)
+    assert asm.returncode == 0, asm.stderr
+    dp = _fma_loops(asm.stdout, r"vdpbf16ps\s+%zmm", r"^j")
+    if pairs:
+        # 64 columns = 4 zmm of fp32 lanes; 6 rows, then the 64 % 6 = 4 tail rows
+        assert [n for n, _, _ in dp if n == 24], dp
+        assert all(stack == 0 for _, _, stack in dp), dp  # accumulators stay in registers
+    else:
+        assert "vdpbf16ps" not in asm.stdout
+        assert _fma_loops(asm.stdout, r"vfmadd\d+ps", r"^j"), asm.stdout[-2000:]
+
+
+@triton.jit
+def dot_forms(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+              TRANS_B: tl.constexpr, ACC_ARG: tl.constexpr):
+    pm = tl.program_id(0)
+    pn = tl.program_id(1)
+    rm = pm * BM + tl.arange(0, BM)
+    rn = pn * BN + tl.arange(0, BN)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        rk = k0 + tl.arange(0, BK)
+        a = tl.load(a_ptr + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
+        if TRANS_B:  # b is stored [N, K]
+            bt = tl.load(b_ptr + rn[:, None] * K + rk[None, :], mask=(rn[:, None] < N) & (rk[None, :] < K), other=0.0)
+            b = tl.trans(bt)
+        else:
+            b = tl.load(b_ptr + rk[:, None] * N + rn[None, :], mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        if ACC_ARG:
+            acc = tl.dot(a, b, acc)
+        else:
+            acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@pytest.mark.skipif("avx512_bf16" not in _host_flags(), reason="the host has no AVX512-BF16 to run vdpbf16ps")
+@pytest.mark.parametrize("M, N, K, BM, BN, BK", [
+    (150, 134, 201, 64, 64, 32),    # edges on every dim, K odd overall (the tile pads the pair)
+    (64, 64, 64, 64, 64, 64),
+    (257, 300, 130, 128, 128, 64),  # 128 rows: 21 blocks of 6 and a 2-row tail
+    (40, 48, 16, 32, 16, 16),       # narrow panel: one zmm of columns
+])
+@pytest.mark.parametrize("trans_b, acc_arg", [(False, False), (True, True)])
+def test_bf16_pair_dot_matches_torch(M, N, K, BM, BN, BK, trans_b, acc_arg):
+    torch.manual_seed(0)
+    a = torch.randn(M, K).bfloat16()
+    b = (torch.randn(N, K) if trans_b else torch.randn(K, N)).bfloat16()
+    ref = a.float() @ (b.float().T if trans_b else b.float())
+    src = ASTSource(dot_forms, {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*fp32", "M": "i32", "N": "i32",
+                                "K": "i32"},
+                    {"BM": BM, "BN": BN, "BK": BK, "TRANS_B": trans_b, "ACC_ARG": acc_arg})
+    assert "vdpbf16ps" in triton.compile(src, target=GPUTarget("cpu", 0, 0)).asm["asm"]  # the path under test
+    for out_dt in (torch.float32, torch.bfloat16):
+        c = torch.empty(M, N, dtype=out_dt)
+        dot_forms[(triton.cdiv(M, BM), triton.cdiv(N, BN))](a, b, c, M, N, K, BM=BM, BN=BN, BK=BK, TRANS_B=trans_b,
+                                                           ACC_ARG=acc_arg)
+        if out_dt == torch.float32:  # exact products, fp32 sums: only the order differs
+            torch.testing.assert_close(c, ref, rtol=1e-4, atol=1e-3)
+        else:
+            torch.testing.assert_close(c, ref.bfloat16(), rtol=1.6e-2, atol=1e-2)

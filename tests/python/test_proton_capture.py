@@ -12,6 +12,7 @@ import re
 import signal
 import textwrap
 import subprocess
+import threading
 import time
 
 import pytest
@@ -261,7 +262,15 @@ def _run_until(proc, launches, timeout=60):
 
 
 def _finish(proc, lines):
-    out, err = proc.communicate(timeout=60)
+    # read through proc.stdout (not communicate(), which reads the pipe's fd directly and
+    # would miss lines _run_until's readline already buffered while the child ran ahead)
+    errs = []
+    t = threading.Thread(target=lambda: errs.append(proc.stderr.read()), daemon=True)
+    t.start()
+    out = proc.stdout.read()
+    proc.wait(timeout=60)
+    t.join(60)
+    err = errs[0] if errs else ""
     lines = lines + out.splitlines(keepends=True)
     n = max(int(ln.split()[1]) for ln in lines if ln.startswith("LAUNCHED"))
     return n, err
