@@ -456,8 +456,7 @@ class tensor:
     def to(self, dtype, fp_downcast_rounding=None, bitcast=False):
         return cast(self, dtype, fp_downcast_rounding=fp_downcast_rounding, bitcast=bitcast)
 
-    def cast(self, dtype, fp_downcast_rounding=None, bitcast=False):
-        return cast(self, dtype, fp_downcast_rounding=fp_downcast_rounding, bitcast=bitcast)
+    cast = to
 
     @property
     def T(self):
