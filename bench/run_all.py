@@ -12,6 +12,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import bench_elementwise  # noqa: E402
 import bench_launch  # noqa: E402
 import bench_matmul  # noqa: E402
+import bench_norms  # noqa: E402
 import bench_parallel  # noqa: E402
 
 
@@ -19,7 +20,7 @@ def main():
     import torch
     print(f"== Tritium benchmarks ({time.strftime('%Y-%m-%d %H:%M')}, torch {torch.__version__}, "
           f"{torch.get_num_threads()} torch threads, {os.cpu_count()} CPUs) ==")
-    for mod in (bench_elementwise, bench_launch, bench_matmul, bench_parallel):
+    for mod in (bench_elementwise, bench_norms, bench_launch, bench_matmul, bench_parallel):
         print(f"-- {mod.__name__}")
         mod.run(lambda s: print(s, flush=True))
     import bench_proton  # noqa: E402

@@ -288,6 +288,8 @@ typedef struct LoOptions {
                               or RVV); 0: 32 when vector_bytes >= 64, else 16 */
     bool fma_scalar_operand; /* CgTarget.fma_scalar_operand */
     bool dot_bf16_pairs;   /* CgTarget.dot_bf16_pairs */
+    bool bf16_vector_cvt;  /* vectors of f32 round to bf16 in one instruction (AVX-512 BF16);
+                              else the lowering rounds with integer ops */
     bool instrument;       /* lower proton.record (else drop it) */
 } LoOptions;
 int lo_lower_module(IrModule *m, const LoOptions *opt, char **text, size_t *len, IrCost *cost);

@@ -78,8 +78,15 @@ LLVMTargetMachineRef cg_target_machine_create(const CgTarget *t, int opt_level, 
  * tiles, peels and vectorises them for target t. Caller owns the returned text
  * (free). */
 char *cg_script_build(MlirOperation module, CgStr *err); /* NULL (message in err): a generic without intent */
-/* The fixed script that then eliminates empty tensors and bufferizes. */
-extern const char cg_script_bufferize[];
+/* The script that then eliminates empty tensors and bufferizes; 'split_transfers':
+ * possibly out-of-bounds transfers get an in-bounds fast path. Caller frees. */
+char *cg_script_bufferize(bool split_transfers);
+
+/* ---- cg_reduce.c ------------------------------------------------------------ */
+
+/* After the transform script: the scalar linalg.reduce that merges a max/min row
+ * reduction's vector accumulator becomes one vector.reduction. */
+void cg_reduce_minmax_merges(MlirModule mod);
 
 /* ---- cg_mlir.c -------------------------------------------------------------- */
 

@@ -535,10 +535,15 @@ cg_mlir_compile(const char *text, size_t len, const CgOptions *o, LLVMContextRef
     free(script);
     if (src)
         goto out;
+    cg_reduce_minmax_merges(mod);
     trace(mod, "transform script (tile, vectorize)", t_script);
     t_script = cg_now_ms();
     split_empty_tensors(mod);
-    if (apply_script(ctx, mod, cg_script_bufferize, &d))
+    char *bscript = cg_script_bufferize(!cg_target_is_riscv(&o->target) &&
+                                        !strstr(o->target.features, "+avx512f"));
+    int bsrc = apply_script(ctx, mod, bscript, &d);
+    free(bscript);
+    if (bsrc)
         goto out;
     trace(mod, "transform script (bufferize)", t_script);
     erase_self_copies(mod);

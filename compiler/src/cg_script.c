@@ -19,7 +19,7 @@
  *     outer products (vector.contract -> outerproduct).
  * Then one vectorize_children_and_apply_patterns over each function, loop-invariant
  * subset hoisting (accumulators stay in registers) and vector lowering patterns.
- * A second, fixed script (cg_script_bufferize) eliminates empty tensors and
+ * A second script (cg_script_bufferize) eliminates empty tensors and
  * bufferizes (one-shot, linalg.copy memcpys).
  */
 #include "cg_int.h"
@@ -309,26 +309,50 @@ static const char script_tail[] =
     "}\n";
 
 /* The second script (after cg_mlir.c has given each tensor.empty use its own op):
- * empty-tensor elimination, bufferization, hoisting of redundant transfers. */
-const char cg_script_bufferize[] =
-    "module attributes {transform.with_named_sequence} {\n"
-    "  transform.named_sequence @__transform_main(%root: !transform.any_op) {\n"
-    "    %f = transform.structured.match ops{[\"func.func\"]} in %root"
-    " : (!transform.any_op) -> !transform.any_op\n"
-    "    transform.bufferization.eliminate_empty_tensors %f : !transform.any_op\n"
-    "    %b = transform.bufferization.one_shot_bufferize %root {allow_return_allocs_from_loops = true, memcpy_op = \"linalg.copy\"}"
-    " : (!transform.any_op) -> !transform.any_op\n"
-    "    %bf = transform.structured.match ops{[\"func.func\"]} in %b"
-    " : (!transform.any_op) -> !transform.any_op\n"
-    "    %bh = transform.structured.hoist_redundant_vector_transfers %bf"
-    " : (!transform.any_op) -> !transform.any_op\n"
-    "    transform.apply_patterns to %bh {\n"
-    "      transform.apply_patterns.canonicalization\n"
-    "    } : !transform.any_op\n"
-    "    transform.apply_cse to %bh : !transform.any_op\n"
-    "    transform.yield\n"
-    "  }\n"
-    "}\n";
+ * empty-tensor elimination, bufferization, hoisting of redundant transfers. With
+ * 'split_transfers', every vector transfer that may run past its memref (the reads
+ * of a masked load's padded tile, in every chunk of a row) is split into an
+ * in-bounds fast path and a masked slow path behind a bounds test: for targets
+ * whose masked vector loads cost more than the test (x86 without AVX-512 mask
+ * registers: vmaskmovps); with AVX-512 or RVV masks the split measured slower. */
+char *
+cg_script_bufferize(bool split_transfers)
+{
+    CgStr s = {0};
+    cg_str_printf(&s, "%s",
+                  "module attributes {transform.with_named_sequence} {\n"
+                  "  transform.named_sequence @__transform_main(%root: !transform.any_op) {\n"
+                  "    %f = transform.structured.match ops{[\"func.func\"]} in %root"
+                  " : (!transform.any_op) -> !transform.any_op\n"
+                  "    transform.bufferization.eliminate_empty_tensors %f : !transform.any_op\n"
+                  "    %b = transform.bufferization.one_shot_bufferize %root {allow_return_allocs_from_loops = true,"
+                  " memcpy_op = \"linalg.copy\"} : (!transform.any_op) -> !transform.any_op\n"
+                  "    %bf = transform.structured.match ops{[\"func.func\"]} in %b"
+                  " : (!transform.any_op) -> !transform.any_op\n");
+    if (split_transfers)
+        cg_str_printf(&s, "%s",
+                      /* vector.mask { transfer } first becomes a transfer with a mask,
+                       * which the split leaves alone (MLIR 19 crashes splitting inside
+                       * a vector.mask region) */
+                      "    transform.apply_patterns to %bf {\n"
+                      "      transform.apply_patterns.vector.lower_masked_transfers\n"
+                      "    } : !transform.any_op\n"
+                      "    transform.apply_patterns to %bf {\n"
+                      "      transform.apply_patterns.vector.split_transfer_full_partial"
+                      " split_transfer_strategy = \"vector-transfer\"\n"
+                      "    } : !transform.any_op\n");
+    cg_str_printf(&s, "%s",
+                  "    %bh = transform.structured.hoist_redundant_vector_transfers %bf"
+                  " : (!transform.any_op) -> !transform.any_op\n"
+                  "    transform.apply_patterns to %bh {\n"
+                  "      transform.apply_patterns.canonicalization\n"
+                  "    } : !transform.any_op\n"
+                  "    transform.apply_cse to %bh : !transform.any_op\n"
+                  "    transform.yield\n"
+                  "  }\n"
+                  "}\n");
+    return cg_str_take(&s);
+}
 
 char *
 cg_script_build(MlirOperation module, CgStr *err)

@@ -392,7 +392,12 @@ emit_op(LeCtx *c, IrOp *op)
     default:
         break;
     }
-    /* pointers, block pointers and lazy tiles: nothing here (the plan has them) */
+    /* pointers, block pointers and lazy tiles: nothing here (the plan has them),
+     * except an expensive tile several generics read: computed once, here */
+    if (r0 && lp_val(c->plan, r0)->kind == LP_TILE && lp_val(c->plan, r0)->shared) {
+        le_materialize(c, r0);
+        return 0;
+    }
     if (!r0 || lp_val(c->plan, r0)->kind != LP_SCALAR || !(ir_opc_flags[op->opc] & IR_F_ELEM))
         return 0;
     unsigned a[3] = {0};

@@ -57,6 +57,57 @@ static const char *const cmpf_pred[] = {"false", "oeq", "ogt", "oge", "olt", "ol
 
 static bool is_small_float(int d) { return d == IR_F16 || d == IR_BF16; }
 
+/* bf16 -> f32 as the shift it is. With arith.extf, LLVM narrows f32 work on
+ * extended operands back to bf16 (maxnum(fpext a, fpext b) -> fpext(maxnum(a, b))),
+ * which no vector ISA here has: it scalarised softmax's max. */
+static unsigned
+ext_bf16(LeCtx *c, unsigned x)
+{
+    unsigned i = lo_emit(c->out, "arith.bitcast %%v%u : bf16 to i16", x);
+    unsigned w = lo_emit(c->out, "arith.extui %%v%u : i16 to i32", i);
+    unsigned k = lo_emit(c->out, "arith.constant 16 : i32");
+    unsigned s = lo_emit(c->out, "arith.shli %%v%u, %%v%u : i32", w, k);
+    return lo_emit(c->out, "arith.bitcast %%v%u : i32 to f32", s);
+}
+
+/* f32 -> bf16 rounding to nearest even, with integer ops where the target has no
+ * vector conversion (LLVM would convert element by element): add 0x7fff plus the
+ * lowest kept bit and keep the high half (a carry rounds up into the exponent,
+ * overflow gives inf); a NaN keeps its sign and high payload and is made quiet. */
+static unsigned
+trunc_bf16(LeCtx *c, unsigned x)
+{
+    if (c->opt->bf16_vector_cvt)
+        return lo_emit(c->out, "arith.truncf %%v%u : f32 to bf16", x);
+    unsigned b = lo_emit(c->out, "arith.bitcast %%v%u : f32 to i32", x);
+    unsigned k16 = lo_emit(c->out, "arith.constant 16 : i32");
+    unsigned one = lo_emit(c->out, "arith.constant 1 : i32");
+    unsigned bias = lo_emit(c->out, "arith.constant 32767 : i32");
+    unsigned hi = lo_emit(c->out, "arith.shrui %%v%u, %%v%u : i32", b, k16);
+    unsigned lsb = lo_emit(c->out, "arith.andi %%v%u, %%v%u : i32", hi, one);
+    unsigned r = lo_emit(c->out, "arith.addi %%v%u, %%v%u : i32", b, bias);
+    r = lo_emit(c->out, "arith.addi %%v%u, %%v%u : i32", r, lsb);
+    r = lo_emit(c->out, "arith.shrui %%v%u, %%v%u : i32", r, k16);
+    unsigned quiet = lo_emit(c->out, "arith.constant 64 : i32");
+    unsigned qn = lo_emit(c->out, "arith.ori %%v%u, %%v%u : i32", hi, quiet);
+    unsigned nan = lo_emit(c->out, "arith.cmpf uno, %%v%u, %%v%u : f32", x, x);
+    unsigned sel = lo_emit(c->out, "arith.select %%v%u, %%v%u, %%v%u : i32", nan, qn, r);
+    unsigned t = lo_emit(c->out, "arith.trunci %%v%u : i32 to i16", sel);
+    return lo_emit(c->out, "arith.bitcast %%v%u : i16 to bf16", t);
+}
+
+/* Float widening and narrowing (round to nearest even), bf16 <-> f32 as above. */
+static unsigned
+float_cast(LeCtx *c, unsigned x, int from, int to, const char *fs, const char *ts)
+{
+    if (from == IR_BF16 && to == IR_F32)
+        return ext_bf16(c, x);
+    if (from == IR_F32 && to == IR_BF16)
+        return trunc_bf16(c, x);
+    return lo_emit(c->out, "arith.%s %%v%u : %s to %s",
+                   ir_dtype_bits((IrDtype)from) < ir_dtype_bits((IrDtype)to) ? "extf" : "truncf", x, fs, ts);
+}
+
 /* A math op on f16/bf16 runs in f32. */
 static unsigned
 math_op(LeCtx *c, IrOpc opc, const unsigned *args, int nargs, int d)
@@ -65,7 +116,7 @@ math_op(LeCtx *c, IrOpc opc, const unsigned *args, int nargs, int d)
     unsigned a[3];
     bool small = is_small_float(d);
     for (int i = 0; i < nargs; i++)
-        a[i] = small ? lo_emit(c->out, "arith.extf %%v%u : %s to f32", args[i], ft) : args[i];
+        a[i] = small ? float_cast(c, args[i], d, IR_F32, ft, "f32") : args[i];
     const char *ct = small ? "f32" : ft;
     unsigned r = 0;
     if (!strcmp(ct, "f32") || !strcmp(ct, "f64"))
@@ -76,7 +127,7 @@ math_op(LeCtx *c, IrOpc opc, const unsigned *args, int nargs, int d)
         else
             r = lo_emit(c->out, "%s %%v%u, %%v%u : %s", ir_opc_name[opc], a[0], a[1], ct);
     }
-    return small ? lo_emit(c->out, "arith.truncf %%v%u : f32 to %s", r, ft) : r;
+    return small ? float_cast(c, r, IR_F32, d, "f32", ft) : r;
 }
 
 /* Narrowing float conversion rounding toward zero (fp_downcast_rounding="rtz").
@@ -170,12 +221,14 @@ le_scalar_op(LeCtx *c, IrOp *op, const unsigned *args)
             return args[0]; /* signedness change only */
         return lo_emit(c->out, "arith.bitcast %%v%u : %s to %s", args[0], as, ts);
     case IR_EXTSI: case IR_EXTUI: case IR_TRUNCI: case IR_SITOFP: case IR_UITOFP:
-    case IR_FPTOSI: case IR_FPTOUI: case IR_EXTF: case IR_TRUNCF:
+    case IR_FPTOSI: case IR_FPTOUI:
         return lo_emit(c->out, "%s %%v%u : %s to %s", name, args[0], as, ts);
+    case IR_EXTF: case IR_TRUNCF:
+        return float_cast(c, args[0], ir_type_dtype(c->m, at), rd, as, ts);
     case IR_FP_TO_FP:
         if (op->i[0] == 1)
             return truncf_toward_zero(c, args[0], as, ts, rd);
-        return lo_emit(c->out, "arith.truncf %%v%u : %s to %s", args[0], as, ts);
+        return float_cast(c, args[0], ir_type_dtype(c->m, at), rd, as, ts);
     case IR_NEGF:
         return lo_emit(c->out, "arith.negf %%v%u : %s", args[0], ts);
     case IR_MULHIUI: {

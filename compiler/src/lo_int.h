@@ -210,6 +210,7 @@ typedef struct LpVal {
     uint8_t mat;         /* LpMat, LP_LOAD */
     uint8_t depth;       /* loop depth of the definition */
     uint8_t use_depth;   /* deepest loop depth of a use (through lazy users) */
+    uint8_t shared;      /* LP_TILE: materialised where it is defined (lo_plan_share.c) */
     uint32_t def_pos;    /* pre-order position of the defining op (0: parameters) */
     uint32_t last_use;   /* last position the value is read at, through lazy users
                             and views, and to the end of a loop for uses inside it */
@@ -325,6 +326,9 @@ void lp_cost_add_mem(LoPlan *p, const IrOp *op, bool is_store, int loop);
 void lp_cost_add_flops(LoPlan *p, const IrOp *op, int loop);
 void lp_cost_add_dot(LoPlan *p, const IrOp *op, int loop);
 void lp_cost_init(LoPlan *p);
+/* Temporaries up to this size live on the stack (promote-buffers-to-stack in cg_mlir.c) */
+#define LO_STACK_TILE_BYTES 65536
+void lp_plan_share(LoPlan *p, const IrOp **order, uint32_t nord); /* LpVal.shared */
 /* An error diagnostic on module m, and *err set; returns -1. lp_error (plan) and
  * le_error (emitter) are this with their context's module and flag. */
 int lo_error(IrModule *m, int *err, IrLoc loc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

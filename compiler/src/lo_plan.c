@@ -1092,6 +1092,7 @@ lp_plan_create(IrModule *m, IrFunc *f, const LoOptions *opt)
         propagate(p, &w);
         decide_loads(p, &w);
         finish_dots(p);
+        lp_plan_share(p, w.order, w.nord);
         plan_barriers(p, &w);
     }
     free(w.order);

@@ -21,6 +21,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 from conftest import REPO
+from tritium_testutil import asm_loops
 
 OPT = os.path.join(REPO, "build", "bin", "tritium-opt")
 
@@ -117,23 +118,13 @@ def _dot_ttir(tmp_path, dt="fp32"):
 
 def _fma_loops(asm, fma_re, branch_re):
     """(fma count, instruction count, stack references: spills) of every innermost loop
-    that has FMAs: a label's instructions up to the branch back to it."""
-    out, cur, body = [], None, []
-    for line in asm.split("\n"):
-        m = re.match(r"^(\.LBB\d+_\d+):", line)
-        if m:
-            cur, body = m.group(1), []
-            continue
-        if cur and line.startswith("\t") and not line.startswith("\t."):
-            body.append(line.strip())
-            f = line.split()
-            if re.match(branch_re, f[0]) and f[-1] == cur:
-                n = sum(bool(re.match(fma_re, i)) for i in body)
-                if n:
-                    # stack traffic other than the A operand's broadcasts out of a stack tile
-                    out.append((n, len(body), sum(("(%rsp" in i or "(%rbp" in i or "(sp)" in i) and
-                                                  not i.startswith("vbroadcast") for i in body)))
-                cur = None
+    that has FMAs; the A operand's broadcasts out of a stack tile are not spills."""
+    out = []
+    for _, body in asm_loops(asm, branch_re):
+        n = sum(bool(re.match(fma_re, i)) for i in body)
+        if n:
+            out.append((n, len(body), sum(("(%rsp" in i or "(%rbp" in i or "(sp)" in i) and
+                                          not i.startswith("vbroadcast") for i in body)))
     return out
 
 

@@ -82,3 +82,22 @@ def assert_int_equal(out, ref, dt):
 def bits_equal(a, b):
     """Equality of raw bytes (every dtype incl. uint32/uint64/bf16; NaN payloads too)."""
     return torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
+
+
+def asm_loops(asm, branch_re=r"^(j|b)"):
+    """(label, instructions) of every innermost loop of an assembly listing: a label's
+    instructions up to the branch back to it."""
+    import re
+    out, cur, body = [], None, []
+    for line in asm.split("\n"):
+        m = re.match(r"^(\.LBB\d+_\d+):", line)
+        if m:
+            cur, body = m.group(1), []
+            continue
+        if cur and line.startswith("\t") and not line.startswith("\t."):
+            body.append(line.strip())
+            f = line.split()
+            if re.match(branch_re, f[0]) and f[-1] == cur:
+                out.append((cur, body))
+                cur = None
+    return out

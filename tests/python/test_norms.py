@@ -1,0 +1,174 @@
+"""Row reductions, normalisations and activation chains against torch (issue 11).
+
+The kernels are the ones bench/bench_norms.py times: softmax (masked and not),
+log-softmax, layer norm in the three-pass tutorial form, RMS norm, cross-entropy
+(forward), SiLU and GELU chains, max/min rows (NaN padding masked out by tl.where). Odd row lengths (masked
+tails), row lengths that are a multiple of the vector width, rows longer than one
+block, fp32, fp16 and bf16 in memory (fp32 inside the kernel). The reference is
+torch on fp32 copies of the inputs. Then the riscv64 assembly of softmax and layer
+norm: its loops carry no scalar float reductions and touch no stack.
+"""
+import re
+import sys
+import os
+
+import pytest
+import torch
+
+import triton
+import triton.compiler
+import triton.language as tl
+from triton.backends.compiler import GPUTarget
+
+from tritium_testutil import asm_loops
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from bench_norms import (cross_entropy_kernel, layer_norm_kernel, log_softmax_kernel,  # noqa: E402
+                         rms_norm_kernel, silu_kernel, softmax_kernel)
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+SHAPES = [(5, 1), (7, 37), (64, 512), (13, 1000), (3, 4096), (2, 5000)]
+
+
+def _tol(dt):
+    return {torch.float32: dict(atol=1e-5, rtol=1e-4), torch.float16: dict(atol=2e-3, rtol=2e-3),
+            torch.bfloat16: dict(atol=1.6e-2, rtol=1.6e-2)}[dt]
+
+
+def _x(m, n, dt, scale=3.0):
+    return (torch.randn(m, n) * scale).to(dt)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("m,n", SHAPES)
+def test_softmax(m, n, dt):
+    x = _x(m, n, dt)
+    y = torch.empty_like(x)
+    softmax_kernel[(m,)](x, y, n, n, BLOCK=triton.next_power_of_2(n), MASKED=True)
+    torch.testing.assert_close(y.float(), torch.softmax(x.float(), 1).to(dt).float(), **_tol(dt))
+
+
+@pytest.mark.parametrize("n", [16, 512, 1024])
+def test_softmax_unmasked(n):
+    x = _x(9, n, torch.float32)
+    y, z = torch.empty_like(x), torch.empty_like(x)
+    softmax_kernel[(9,)](x, y, n, n, BLOCK=n, MASKED=False)
+    softmax_kernel[(9,)](x, z, n, n, BLOCK=n, MASKED=True)
+    torch.testing.assert_close(y, torch.softmax(x, 1), **_tol(torch.float32))
+    assert torch.equal(y, z)  # the mask on full vectors changes nothing
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("m,n", SHAPES)
+def test_log_softmax(m, n, dt):
+    x = _x(m, n, dt)
+    y = torch.empty_like(x)
+    log_softmax_kernel[(m,)](x, y, n, n, BLOCK=triton.next_power_of_2(n))
+    torch.testing.assert_close(y.float(), torch.log_softmax(x.float(), 1).to(dt).float(), **_tol(dt))
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("m,n,block,masked", [(7, 37, 64, True), (13, 1000, 256, True), (4, 1024, 1024, True),
+                                              (3, 4100, 1024, True), (2, 2048, 512, True), (4, 1024, 1024, False),
+                                              (2, 2048, 512, False)])
+def test_layer_norm(m, n, block, dt, masked):
+    x = _x(m, n, dt) + 1.5
+    w = torch.rand(n).to(dt)
+    b = torch.randn(n).to(dt)
+    y = torch.empty_like(x)
+    layer_norm_kernel[(m,)](x, y, w, b, n, n, 1e-5, BLOCK=block, MASKED=masked)
+    want = torch.nn.functional.layer_norm(x.float(), (n,), w.float(), b.float(), 1e-5)
+    torch.testing.assert_close(y.float(), want.to(dt).float(), **_tol(dt))
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("m,n", SHAPES)
+def test_rms_norm(m, n, dt):
+    x = _x(m, n, dt)
+    w = torch.rand(n).to(dt)
+    y = torch.empty_like(x)
+    rms_norm_kernel[(m,)](x, y, w, n, n, 1e-6, BLOCK=triton.next_power_of_2(n))
+    want = torch.rms_norm(x.float(), (n,), w.float(), 1e-6)
+    torch.testing.assert_close(y.float(), want.to(dt).float(), **_tol(dt))
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("m,n", SHAPES)
+def test_cross_entropy(m, n, dt):
+    x = _x(m, n, dt)
+    t = torch.randint(0, n, (m,))
+    loss = torch.empty(m)
+    cross_entropy_kernel[(m,)](x, t, loss, n, n, BLOCK=triton.next_power_of_2(n))
+    want = torch.nn.functional.cross_entropy(x.float(), t, reduction="none")
+    torch.testing.assert_close(loss, want, atol=1e-4, rtol=1e-4)
+
+
+@triton.jit
+def gelu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
+    y = 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476))
+    tl.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("n", [1, 1000, 4096, 70001])
+def test_activation_chains(n, dt):
+    x = (torch.randn(n) * 4).to(dt)
+    out = torch.empty_like(x)
+    gelu_kernel[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
+    torch.testing.assert_close(out.float(), torch.nn.functional.gelu(x.float()).to(dt).float(), **_tol(dt))
+    if dt == torch.float32:
+        silu_kernel[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
+        torch.testing.assert_close(out, torch.nn.functional.silu(x), **_tol(dt))
+
+
+@triton.jit
+def row_stats(x_ptr, mx_ptr, mn_ptr, n, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n, other=float("nan")).to(tl.float32)
+    valid = cols < n
+    tl.store(mx_ptr + row, tl.max(tl.where(valid, x, -float("inf")), axis=0))
+    tl.store(mn_ptr + row, tl.min(tl.where(valid, x, float("inf")), axis=0))
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("m,n", [(6, 1), (5, 33), (4, 1024), (3, 3000)])
+def test_row_max_min(m, n, dt):
+    x = (torch.randn(m, n) * 100 - 50).to(dt)  # negative rows too: no 0 hides a wrong init
+    mx, mn = torch.empty(m), torch.empty(m)
+    row_stats[(m,)](x, mx, mn, n, n, BLOCK=triton.next_power_of_2(n))
+    xf = x.float()
+    assert torch.equal(mx, xf.max(1).values) and torch.equal(mn, xf.min(1).values)
+
+
+# ---- riscv64: the inner loops of softmax and layer norm --------------------------------------
+
+def _rv_asm(fn, sig, consts):
+    k = triton.compile(triton.compiler.ASTSource(fn, sig, consts), target=GPUTarget("cpu", "riscv64", 0))
+    return k.asm["asm"]
+
+
+SCALAR_FP = re.compile(r"^f(max|min|add|sub|mul|madd|msub|nmadd|div)\.(s|d)\b")
+
+
+@pytest.mark.parametrize("which", ["softmax", "layer_norm"])
+def test_riscv_inner_loops_vector_only(which):
+    if which == "softmax":
+        asm = _rv_asm(softmax_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32", "stride": "i32"},
+                      {"BLOCK": 1024, "MASKED": True})
+    else:
+        asm = _rv_asm(layer_norm_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "w_ptr": "*fp32", "b_ptr": "*fp32",
+                                          "stride": "i32", "N": "i32", "eps": "fp32"},
+                      {"BLOCK": 1024, "MASKED": True})
+    loops = asm_loops(asm, r"^b")
+    assert loops, asm[-2000:]
+    for label, body in loops:
+        vec = sum(i.startswith("v") for i in body)
+        scalar_fp = [i for i in body if SCALAR_FP.match(i)]
+        stack = [i for i in body if "(sp)" in i]
+        assert not scalar_fp, (label, scalar_fp)     # no scalar reduction loop
+        assert not stack, (label, stack)             # no per-iteration stack round trip
+        assert vec * 2 >= len(body), (label, body)   # mostly vector instructions
