@@ -8,6 +8,9 @@
 #   make riscv64  cross-build libtritium, tritium-run and the AOT example for riscv64 boards
 #   make test-riscv             the RISC-V suite under qemu-riscv64 (also part of make test)
 #   make test-riscv-python      the whole stack, Python included, under qemu-riscv64 (slow)
+#   make test-upstream          upstream Triton's test_core.py (interpreter-marked set, --device cpu)
+#                               from UPSTREAM_TRITON_GIT at UPSTREAM_TRITON_COMMIT; UPSTREAM_ARGS
+#                               passes options to tests/upstream/run.py (--every 6, -k name, --jobs 1)
 #
 # One non-recursive make: each module directory contributes a build.mk.
 
@@ -29,7 +32,7 @@ include python/build.mk
 include tests/build.mk
 
 .PHONY: all setup demo test bench install clean test-c test-ir test-py test-asan riscv64 riscv64-python \
-        test-riscv test-riscv-python
+        test-riscv test-riscv-python test-upstream
 
 all: $(ALL_TARGETS)
 
@@ -67,6 +70,14 @@ ifneq ($(CROSS),)
 riscv64-all: $(addprefix $(BUILD)/,$(RV_TARGETS))
 riscv64-python-all: $(CG_LIB) $(PY_EXT_SO) $(OPT_BIN)
 endif
+
+UPSTREAM_TRITON_GIT ?= /work/.mirror/lightseekorg+triton/repo
+UPSTREAM_TRITON_COMMIT ?= f4fca2c0
+UPSTREAM_ARGS ?=
+test-upstream: setup
+	@$(MAKE) --no-print-directory all
+	@UPSTREAM_TRITON_GIT=$(UPSTREAM_TRITON_GIT) UPSTREAM_TRITON_COMMIT=$(UPSTREAM_TRITON_COMMIT) \
+	  $(PYTHON) tests/upstream/run.py $(UPSTREAM_ARGS)
 
 test-riscv: setup
 	@$(MAKE) --no-print-directory all

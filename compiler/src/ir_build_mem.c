@@ -552,7 +552,8 @@ combine(IrBuilder *b, IrReduceKind kind, IrRef x, IrRef y)
     return bemit(b, opc, args, 2, btype(b, x));
 }
 
-/* argmax/argmin combine over (value, index) pairs, ties to the lower index. */
+/* argmax/argmin combine over (value, index) pairs, ties to the lower index; NaNs are
+ * skipped as tl.max/tl.min skip them (a NaN is taken only while nothing else is). */
 static void
 arg_combine(IrBuilder *b, bool is_max, const IrRef *a, IrRef out[2])
 {
@@ -569,6 +570,13 @@ arg_combine(IrBuilder *b, bool is_max, const IrRef *a, IrRef out[2])
     IrRef tie_lo = bemit(b, IR_ANDI, tie, 2, ir_type_scalar(b->m, IR_I1));
     IrRef pick[2] = {gt->res[0], tie_lo};
     IrRef take1 = bemit(b, IR_ORI, pick, 2, ir_type_scalar(b->m, IR_I1));
+    if (isf(d)) { /* keep v1 when v2 is NaN */
+        IrRef nn[2] = {v2, v2};
+        IrOp *nan2 = bemit_op(b, IR_CMPF, nn, 2, ir_type_scalar(b->m, IR_I1));
+        nan2->i[0] = 14; /* uno */
+        IrRef k[2] = {take1, nan2->res[0]};
+        take1 = bemit(b, IR_ORI, k, 2, ir_type_scalar(b->m, IR_I1));
+    }
     IrRef sv[3] = {take1, v1, v2}, si[3] = {take1, i1, i2};
     out[0] = bemit(b, IR_SELECT, sv, 3, btype(b, v1));
     out[1] = bemit(b, IR_SELECT, si, 3, btype(b, i1));

@@ -296,14 +296,14 @@ le_reduce(LeCtx *c, IrOp *op)
     int axis = (int)op->i[0];
     IrBlock *region = op->regs[0];
     if (op->nargs != 1)
-        return le_error(c, op->loc, "reductions over several operands (argmax/argmin, tuples) are not supported yet");
+        return le_sequential_combine(c, op, false); /* argmax/argmin, tuples */
     IrRef x = op->args[0];
     IrOp *comb = simple_combine(region);
     int d = ir_type_dtype(c->m, c->f->vals[x].type);
     int64_t iv;
     double fv;
     if (!comb || !combine_identity((IrOpc)comb->opc, d, &iv, &fv))
-        return le_error(c, op->loc, "this reduction combine function is not supported yet");
+        return le_sequential_combine(c, op, false); /* a combine function of several ops */
     IrType t = c->f->vals[x].type;
     int r = ir_type_rank(c->m, t);
     const int64_t *s = ir_type_shape(c->m, t);
@@ -325,7 +325,7 @@ le_reduce(LeCtx *c, IrOp *op)
 int
 le_scan(LeCtx *c, IrOp *op)
 {
-    return le_error(c, op->loc, "tl.associative_scan / cumsum are not supported yet");
+    return le_sequential_combine(c, op, true);
 }
 
 /* ---- shape ops ------------------------------------------------------------------------------- */

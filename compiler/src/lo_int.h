@@ -32,6 +32,7 @@
  *   lo_emit_generic.c  fused linalg.generic bodies, materialisation, tile loads
  *   lo_emit_mem.c      stores, scalar loads, atomics
  *   lo_emit_compute.c  dot, reductions, scans, shape ops
+ *   lo_emit_scan.c     scans and several-operand reductions, walked in order
  *   lo_emit.c          the walk, structured control flow, scopes, the module
  * Requires: canonicalized IR (ir_pipeline_run: constants folded, CSE, DCE).
  */
@@ -538,6 +539,9 @@ int le_dot(LeCtx *c, IrOp *op);
 int le_dot_pairs(LeCtx *c, IrOp *op, const LpDot *pd); /* lo_emit_dot_pairs.c */
 int le_reduce(LeCtx *c, IrOp *op);
 int le_scan(LeCtx *c, IrOp *op);
+
+/* lo_emit_scan.c: scans and reductions the vectorised path does not take */
+int le_sequential_combine(LeCtx *c, IrOp *op, bool scan);
 int le_shape_op(LeCtx *c, IrOp *op); /* reshape, cat, join, split */
 
 #endif /* LO_INT_H */

@@ -5,10 +5,12 @@ triton.language, triton.language.extra.smt, the CPUDriver and Proton.
 """
 __version__ = "3.6.0+tritium.0.1.0"
 
+from .errors import TritonError  # noqa: F401
 from . import language  # noqa: F401
 from .runtime.jit import JITFunction, jit, reinterpret, TensorWrapper  # noqa: F401
 from .runtime.autotuner import Config, autotune, heuristics  # noqa: F401
 from .runtime import driver  # noqa: F401
+from .runtime._allocation import set_allocator  # noqa: F401
 from .compiler import compile, CompilationError, ASTSource  # noqa: F401
 from . import runtime, testing, knobs  # noqa: F401
 from .runtime.jit import _register_torch_dtypes as _reg
@@ -76,10 +78,8 @@ def next_power_of_2(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
-class OutOfResources(Exception):
-    def __init__(self, required, limit, name):
-        super().__init__(f"out of resource: {name}, Required: {required}, Hardware limit: {limit}")
+from .runtime.errors import OutOfResources  # noqa: F401,E402
 
 
 __all__ = ["jit", "JITFunction", "Config", "autotune", "heuristics", "cdiv", "next_power_of_2", "compile",
-           "CompilationError", "language", "driver", "runtime", "testing", "knobs", "reinterpret"]
+           "CompilationError", "TritonError", "OutOfResources", "set_allocator", "language", "driver", "runtime", "testing", "knobs", "reinterpret"]

@@ -125,6 +125,19 @@ class CodeGenerator(ast.NodeVisitor):
                     self.tail = tail
                     self.visit(s)
                     return
+            # at the function's tail, an if with a return anywhere inside (nested ifs)
+            # and code after it: the code after runs at the end of each branch that
+            # does not end in a return, so every return ends the function
+            if tail and isinstance(s, ast.If) and i + 1 < len(stmts) and _contains_return(s):
+                cond = self._static_cond(s.test)
+                if cond is None:
+                    rest = stmts[i + 1:]
+                    body = list(s.body) if _ends_with_return(s.body) else list(s.body) + rest
+                    orelse = list(s.orelse) if _ends_with_return(s.orelse) else list(s.orelse) + rest
+                    s = ast.copy_location(ast.If(test=s.test, body=body, orelse=orelse), stmts[i])
+                    self.tail = True
+                    self.visit(s)
+                    return
             self.visit(s)
             i += 1
 
@@ -231,6 +244,8 @@ class CodeGenerator(ast.NodeVisitor):
         if not _is_tensor(cond):
             self.visit_compound(node.body if cond else node.orelse, tail)
             return
+        if cond.type.is_block() and cond.type.numel == 1:
+            cond = tl.item(cond)  # a one-element tensor decides as its element (upstream)
         if cond.type.is_block():
             raise TypeError("an if condition must be a scalar; use tl.where for tensors")
         self._dynamic_if(cond, node.body, node.orelse, tail)
@@ -471,6 +486,8 @@ class CodeGenerator(ast.NodeVisitor):
 
     def visit_Attribute(self, node):
         obj = self.visit(node.value)
+        if node.attr == "dtype" and isinstance(_unwrap(obj), (bool, int, float)):
+            return tl._literal_dtype(_unwrap(obj))  # a Python number's dtype as a literal
         return getattr(obj if _is_tensor(obj) or isinstance(obj, constexpr) and node.attr == "value" else _unwrap(obj),
                        node.attr)
 
@@ -534,23 +551,19 @@ class CodeGenerator(ast.NodeVisitor):
         return result
 
     def visit_BoolOp(self, node):
+        """`and` / `or`: constexpr operands follow Python (short circuit, the deciding
+        value); tensor operands combine with logical and / or."""
         is_and = isinstance(node.op, ast.And)
-        acc = None
+        acc = None  # the tensor operands so far
+        x = None
         for v in node.values:
             x = _unwrap(self.visit(v))
             if not _is_tensor(x):
-                if is_and and not x:
-                    return x if acc is None else tl._to_tensor(False)
-                if not is_and and x:
-                    return x if acc is None else tl._to_tensor(True)
-                if acc is None:
-                    acc = x
+                if (is_and and not x) or (not is_and and x):
+                    return x if acc is None else tl._to_tensor(bool(x))
                 continue
-            if acc is None or not _is_tensor(acc):
-                acc = x
-            else:
-                acc = tl._binop(tl._LAND if is_and else tl._LOR, acc, x)
-        return acc
+            acc = x if acc is None else tl._binop(tl._LAND if is_and else tl._LOR, acc, x)
+        return x if acc is None else acc
 
     def visit_Call(self, node):
         fn = _unwrap(self.visit(node.func))
@@ -590,6 +603,11 @@ class CodeGenerator(ast.NodeVisitor):
             return tl.static_print(*args, **kwargs)
         if fn is tl.constexpr:
             return _unwrap(args[0]) if args else None
+        if fn is builtins.isinstance:  # on tensors and constexprs, decided while tracing
+            return isinstance(_unwrap(args[0]), _unwrap(args[1]))
+        if fn is builtins.getattr:
+            obj = args[0] if _is_tensor(_unwrap(args[0])) else _unwrap(args[0])
+            return getattr(obj, *[_unwrap(a) for a in args[1:]])
         if isinstance(fn, type) and issubclass(fn, (tl.range, tl.static_range)):
             return fn(*args, **kwargs)
         # a method bound to a tensor (x.to(...)), or a Python function on constexprs
@@ -647,6 +665,19 @@ def _assigned_names(stmts):
 
 def _ends_with_return(stmts):
     return bool(stmts) and isinstance(stmts[-1], ast.Return)
+
+
+def _contains_return(node):
+    """Whether a return statement is inside node (nested function bodies excluded)."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Return):
+            return True
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and n is not node:
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+    return False
 
 
 def _unflatten_ret(template, flat):

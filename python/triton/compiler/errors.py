@@ -1,8 +1,10 @@
 """Errors raised while compiling a kernel, located at the user's source line."""
 from __future__ import annotations
 
+from triton.errors import TritonError
 
-class CompilationError(Exception):
+
+class CompilationError(TritonError):
     """A mistake in a kernel: `file:line:col: message`, the source line and a caret."""
 
     def __init__(self, jitfn, node, message):

@@ -3,13 +3,20 @@ from . import core, math, extra  # noqa: F401
 from .core import (
     PropagateNan, abs, advance, arange, argmax, argmin, associative_scan, assume, atomic_add, atomic_and,
     atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor, bfloat16, block_type, broadcast,
-    broadcast_to, builtin, cast, cat, cdiv, ceil, clamp, constexpr, cos, cumsum, debug_barrier, device_assert,
-    device_print, dot, dtype, erf, exp, exp2, expand_dims, fdiv, float16, float32, float64, floor, fma, full,
+    broadcast_to, builtin, cast, cat, cdiv, ceil, clamp, constexpr, cos, cumprod, cumsum, debug_barrier, device_assert,
+    device_print, dot, dtype, erf, gather, histogram, interleave, item, exp, exp2, expand_dims, fdiv, float16, float32, float64, floor, fma, full,
     full_like, int1, int8, int16, int32, int64, join, load, log, log2, make_block_ptr, max, max_constancy,
     max_contiguous, maximum, min, minimum, multiple_of, num_programs, permute, pointer_type, program_id, range,
     ravel, reduce, reduce_and, reduce_or, reshape, rsqrt, sigmoid, sin, softmax, split, splat, sqrt, sqrt_rn,
     static_assert, static_print, static_range, store, str_to_ty, sum, tanh, tensor, trans, uint8, uint16, uint32,
-    uint64, umulhi, view, void, where, xor_sum, zeros, zeros_like, div_rn,
+    uint64, umulhi, view, void, where, xor_sum, zeros, zeros_like, div_rn, to_tensor,
+)
+from .descriptor import (  # noqa: F401
+    load_tensor_descriptor, make_tensor_descriptor, store_tensor_descriptor, tensor_descriptor,
+)
+from .standard import atomic_poll  # noqa: F401
+from .random import (  # noqa: F401
+    pair_uniform_to_normal, philox, rand, rand4x, randint, randint4x, randn, randn4x, uint_to_uniform_float,
 )
 
 float8e5 = float8e4nv = float8e4b15 = float8e5b16 = float8e4b8 = None  # not supported on CPUs

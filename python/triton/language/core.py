@@ -75,10 +75,15 @@ def builtin(fn):
 
 # ---- dtypes (codes are IrDtype's, compiler/include/compiler.h, read from _C.DTYPES) ----
 
+_C_DTYPE_CODES = {name: (code, bits) for code, (name, bits) in enumerate(_C.DTYPES)}
+
+
 class dtype:
     SINT_TYPES = ["int8", "int16", "int32", "int64"]
     UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
     FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
+    STANDARD_FP_TYPES = FP_TYPES
+    OTHER_TYPES = ["void"]
 
     class SIGNEDNESS:
         SIGNED = 0
@@ -90,6 +95,8 @@ class dtype:
         FLOATING = 2
 
     def __init__(self, name: str, code: int = -1, bits: int = 0):
+        if code == -1 and type(self) is dtype and name in _C_DTYPE_CODES:  # tl.dtype("int8")
+            code, bits = _C_DTYPE_CODES[name]
         self.name = name
         self.code = code
         self.primitive_bitwidth = bits
@@ -232,14 +239,16 @@ _BY_NAME.update({"float16": float16, "bfloat16": bfloat16, "float32": float32, "
                  "u16": uint16, "u32": uint32, "u64": uint64, "f16": float16, "f32": float32, "f64": float64})
 
 
-def str_to_ty(name: str) -> dtype:
-    """'*fp32' → pointer_type(float32), 'i32' → int32 (upstream signature strings)."""
+def str_to_ty(name: str, layout=None) -> dtype:
+    """'*fp32' → pointer_type(float32), 'i32' → int32 (upstream signature strings;
+    `layout` is upstream's tensor-descriptor layout, which a CPU does not use)."""
     name = name.strip()
     if name.startswith("*"):
         name = name[1:]
-        if name.startswith("k"):
+        const = name.startswith("k")
+        if const:
             name = name[1:]
-        return pointer_type(str_to_ty(name))
+        return pointer_type(str_to_ty(name), const=const)
     if name in _BY_NAME:
         return _BY_NAME[name]
     raise ValueError(f"unknown type {name!r}")
@@ -292,7 +301,7 @@ for _name, _f in [("lt", _op.lt), ("le", _op.le), ("gt", _op.gt), ("ge", _op.ge)
 constexpr.__neg__ = lambda self: constexpr(-self.value)
 constexpr.__pos__ = lambda self: constexpr(+self.value)
 constexpr.__invert__ = lambda self: constexpr(~self.value)
-constexpr.__abs__ = lambda self: constexpr(abs(self.value))
+constexpr.__abs__ = lambda self: constexpr(_py.abs(self.value))
 
 
 def _unwrap(x):
@@ -324,6 +333,12 @@ def _to_tensor(x) -> "tensor":
     return b.wrap(b.c.to_value(_opnd(x)))
 
 
+@builtin
+def to_tensor(x):
+    """A Python number or constexpr as a scalar tensor (tensors pass through)."""
+    return _to_tensor(x)
+
+
 # ---- tensor -----------------------------------------------------------------------------
 
 # IrBinop / IrUnop codes (compiler.h, ORDER)
@@ -342,6 +357,22 @@ def _unop(code, a):
     return bld.wrap(bld.c.unop(code, _opnd(a)))
 
 
+class _Shape(tuple):
+    """A tensor's shape: a tuple of constexprs that compares equal to a list or tuple
+    of the same ints, as upstream's tl.tuple shapes do (`x.shape == [M, N]`)."""
+
+    def __eq__(self, other):
+        other = _unwrap(other)
+        if isinstance(other, (list, tuple)):
+            return len(self) == len(other) and all(_unwrap(a) == _unwrap(b) for a, b in zip(self, other))
+        return False
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = tuple.__hash__
+
+
 class tensor:
     """A tile value (or a scalar) inside a kernel being traced."""
 
@@ -349,7 +380,7 @@ class tensor:
         self.handle = handle
         self.type = type
         self.dtype = type.scalar
-        self.shape = tuple(constexpr(s) for s in type.shape) if type.is_block() else ()
+        self.shape = _Shape(constexpr(s) for s in type.shape) if type.is_block() else _Shape()
         self.numel = constexpr(type.numel if type.is_block() else 1)
 
     def __repr__(self):
@@ -425,6 +456,8 @@ class tensor:
     def to(self, dtype, fp_downcast_rounding=None, bitcast=False):
         return cast(self, dtype, fp_downcast_rounding=fp_downcast_rounding, bitcast=bitcast)
 
+    cast = to
+
     @property
     def T(self):
         return trans(self)
@@ -439,18 +472,51 @@ def _member(fn):
     return fn
 
 
+def _literal_dtype(v):
+    """The dtype a Python number gets as a kernel literal (upstream's rules)."""
+    if isinstance(v, bool):
+        return int1
+    if isinstance(v, float):
+        return float32
+    if -2**31 <= v < 2**31:
+        return int32
+    if 2**31 <= v < 2**32:
+        return uint32
+    return int64 if -2**63 <= v < 2**63 else uint64
+
+
+@_member
+@builtin
+def item(input):
+    """The element of a one-element tensor, as a scalar."""
+    x = _to_tensor(input)
+    if not x.type.is_block():
+        return x
+    if x.type.numel != 1:
+        raise ValueError(f"item() needs a tensor of one element, got shape {list(x.type.shape)}")
+    from .standard import _pick_first
+    return reduce(reshape(x, [1]), 0, _pick_first)
+
+
 # ---- program and tile construction -------------------------------------------------------
+
+def _grid_axis(axis):
+    axis = _unwrap(axis)
+    if axis not in (0, 1, 2):
+        raise ValueError(f"program_id axis must be 0, 1, or 2 but got {axis}")
+    return axis
+
 
 @builtin
 def program_id(axis):
     b = _builder()
-    return b.wrap(b.c.program_id(_unwrap(axis)))
+    return b.wrap(b.c.program_id(_grid_axis(axis)))
 
 
 @builtin
 def num_programs(axis):
     b = _builder()
-    return b.wrap(b.c.num_programs(_unwrap(axis)))
+    return b.wrap(b.c.num_programs(_grid_axis(axis)))
 
 
 def _shape(shape):
@@ -516,10 +582,14 @@ def broadcast(input, other):
     x, y = _to_tensor(input), _to_tensor(other)
     shape = []
     xs, ys = [int(s) for s in x.shape], [int(s) for s in y.shape]
-    n = max(len(xs), len(ys))
+    n = _py.max(len(xs), len(ys))
     xs, ys = [1] * (n - len(xs)) + xs, [1] * (n - len(ys)) + ys
     for a, c in zip(xs, ys):
         shape.append(c if a == 1 else a)
+    while len(x.shape) < n:
+        x = expand_dims(x, 0)
+    while len(y.shape) < n:
+        y = expand_dims(y, 0)
     return broadcast_to(x, shape), broadcast_to(y, shape)
 
 
@@ -530,7 +600,13 @@ def expand_dims(input, axis):
     x = _to_tensor(input)
     axes = _unwrap(axis)
     axes = list(axes) if isinstance(axes, (list, tuple)) else [axes]
-    for a in sorted(int(_unwrap(a)) for a in axes):
+    # negative axes count from the end of the result (rank + number of new dims)
+    rank = len(x.shape) + len(axes)
+    axes = [int(_unwrap(a)) for a in axes]
+    norm = sorted(a + rank if a < 0 else a for a in axes)
+    if any(a < 0 or a >= rank for a in norm) or len(set(norm)) != len(norm):
+        raise ValueError(f"expand_dims: axes {axes} invalid for a result of rank {rank}")
+    for a in norm:
         x = b.wrap(b.c.expand_dims(x.handle, a))
     return x
 
@@ -582,14 +658,65 @@ def cat(input, other, can_reorder=False):
 @builtin
 def join(a, b_):
     b = _builder()
-    return b.wrap(b.c.join(_to_tensor(a).handle, _to_tensor(b_).handle))
+    x, y = _to_tensor(a), _to_tensor(b_)
+    if not x.type.is_block() and not y.type.is_block():  # two scalars: a [2] tile
+        return reshape(join(reshape(x, [1]), reshape(y, [1])), [2])
+    return b.wrap(b.c.join(x.handle, y.handle))
+
+
+@builtin
+def interleave(a, b):
+    """The elements of a and b alternated along the last dim (join, then merge)."""
+    c = join(a, b)
+    if len(c.shape) == 1:
+        return c
+    return reshape(c, list(c.shape[:-2]) + [2 * int(c.shape[-2])])
+
+
+@builtin
+def histogram(input, num_bins, mask=None):
+    """Counts of the values 0..num_bins-1 in a 1-D integer tensor (others are not
+    counted; with mask, only the elements where mask is true), as int32."""
+    x = _to_tensor(input)
+    n = int(_unwrap(num_bins))
+    if len(x.shape) != 1:
+        raise ValueError("histogram: the input must be 1-D")
+    hit = expand_dims(x, 1) == expand_dims(arange(0, n), 0)
+    if _unwrap(mask) is not None:
+        hit = hit & expand_dims(_to_tensor(mask), 1)
+    return sum(cast(hit, int32), 0)
+
+
+@_member
+@builtin
+def gather(src, index, axis):
+    """out[..i..] = src[.. index[..i..] ..] along axis (the other dims of index and src
+    agree). Computed as a one-hot selection over src's extent along axis."""
+    src, index = _to_tensor(src), _to_tensor(index)
+    axis = int(_unwrap(axis))
+    r = len(src.shape)
+    if axis < 0:
+        axis += r
+    if len(index.shape) != r:
+        raise ValueError("gather: src and index must have the same rank")
+    n = int(src.shape[axis])
+    # one-hot over the (r + 1)-dim space [index dims..., n at axis + 1]
+    sel = reshape(arange(0, n), [1] * (axis + 1) + [n] + [1] * (r - axis - 1))
+    hit = expand_dims(index, axis + 1) == sel
+    vals = expand_dims(src, axis)
+    zero = full([1] * (r + 1), 0, src.dtype)
+    return sum(where(hit, vals, zero), axis + 1)
 
 
 @_member
 @builtin
 def split(a):
     b = _builder()
-    r0, r1 = b.c.split(_to_tensor(a).handle)
+    x = _to_tensor(a)
+    if len(x.shape) == 1:  # a [2] tile: two scalars
+        r0, r1 = split(reshape(x, [1, 2]))
+        return item(r0), item(r1)
+    r0, r1 = b.c.split(x.handle)
     return b.wrap(r0), b.wrap(r1)
 
 
@@ -672,7 +799,7 @@ exp2 = _member(_math1("exp2"))
 log = _member(_math1("log"))
 log2 = _member(_math1("log2"))
 sqrt = _member(_math1("sqrt"))
-sqrt_rn = _math1("sqrt_rn")
+sqrt_rn = _member(_math1("sqrt_rn"))
 rsqrt = _member(_math1("rsqrt"))
 sin = _member(_math1("sin"))
 cos = _member(_math1("cos"))
@@ -769,10 +896,24 @@ def advance(base, offsets):
     return b.wrap(b.c.advance(_to_tensor(base).handle, [_opnd(o) for o in offs]))
 
 
+def _atomic_check(kind, ptr):
+    """Upstream's element types for read-modify-write atomics: 32/64-bit integers and
+    floats; fp16/bf16 only for add; no 8/16-bit integers."""
+    t = ptr.dtype.scalar
+    ety = t.element_ty if t.is_ptr() else None
+    if ety is None:
+        raise ValueError(f"atomic_{kind}: the pointer argument is {t!r}, not a pointer")
+    if ety.name in ("fp16", "bf16") and kind != "add":
+        raise ValueError(f"atomic_{kind} does not support {ety.name}")
+    if ety.is_int() and ety.primitive_bitwidth < 32:
+        raise ValueError(f"atomic_{kind} does not support {ety.name}")
+
+
 def _atomic(kind):
     @builtin
     def f(pointer, val, mask=None, sem=None, scope=None):
         b = _builder()
+        _atomic_check(kind, _to_tensor(pointer))
         mask = _unwrap(mask)
         m = _to_tensor(mask).handle if mask is not None else None
         return b.wrap(b.c.atomic_rmw(kind, _to_tensor(pointer).handle, _opnd(val), m, _unwrap(sem) or "",
@@ -970,10 +1111,35 @@ def associative_scan(input, axis, combine_fn, reverse=False):
     return _call_combine("scan", input, axis, combine_fn, reverse=reverse)
 
 
+def _scan_input(input, dtype=None):
+    """bf16 scans in fp32; integer sums narrower than 32 bits in (u)int32 (upstream)."""
+    x = _to_tensor(input)
+    dtype = _unwrap(dtype)
+    if dtype is None:
+        if x.dtype.scalar == bfloat16:
+            dtype = float32
+        elif x.dtype.scalar.is_int() and x.dtype.scalar.primitive_bitwidth < 32:
+            dtype = int32 if x.dtype.scalar.is_int_signed() else uint32
+    return x if dtype is None or x.dtype.scalar == dtype else cast(x, dtype)
+
+
 @_member
 @builtin
 def cumsum(input, axis=0, reverse=False, dtype=None):
-    raise NotImplementedError("tl.cumsum is not supported by the CPU backend yet")
+    """Inclusive prefix sums along axis (from the end with reverse=True)."""
+    from .standard import _sum_combine
+    return associative_scan(_scan_input(input, dtype), axis, _sum_combine, reverse)
+
+
+@_member
+@builtin
+def cumprod(input, axis=0, reverse=False):
+    """Inclusive prefix products along axis."""
+    from .standard import _prod_combine
+    x = _to_tensor(input)
+    if x.dtype.scalar == bfloat16:
+        x = cast(x, float32)
+    return associative_scan(x, axis, _prod_combine, reverse)
 
 
 def is_builtin(fn) -> bool:

@@ -1,7 +1,8 @@
 """triton.runtime: jit, autotuner and the driver registry."""
 from . import driver  # noqa: F401
-from .jit import JITFunction, jit  # noqa: F401
+from . import jit  # noqa: F401 (the module, as upstream: triton.runtime.jit.TensorWrapper)
+from .jit import JITFunction, TensorWrapper, reinterpret  # noqa: F401
 from .autotuner import Autotuner, Config, Heuristics, autotune, heuristics  # noqa: F401
 from .errors import OutOfResources  # noqa: F401
 
-__all__ = ["driver", "JITFunction", "jit", "Autotuner", "Config", "Heuristics", "autotune", "heuristics"]
+__all__ = ["driver", "JITFunction", "TensorWrapper", "reinterpret", "Autotuner", "Config", "Heuristics", "autotune", "heuristics"]
