@@ -240,3 +240,23 @@ def test_stats_counters_exist():
     s = _C.stats()
     for k in ("compiles", "disk_hits", "corrupt_rebuilds"):
         assert isinstance(s[k], int) and s[k] >= 0
+
+
+def test_front_end_change_changes_the_cache_key(tmp_path):
+    """An upgraded Python front end (its files' size or mtime) is a new compiler: kernels
+    cached before it are not served (a warm cache once hid a new compile-time check)."""
+    import subprocess
+    import sys
+    probe = "from triton.compiler.compiler import _compiler_fingerprint as f; print(f())"
+    src = os.path.join(os.path.dirname(tl.__file__), "semantic.py")
+    if not os.path.exists(src):
+        src = tl.__file__
+    st = os.stat(src)
+    before = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    try:
+        os.utime(src, (st.st_atime, st.st_mtime + 7))
+        after = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    finally:
+        os.utime(src, (st.st_atime, st.st_mtime))
+    again = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert before.strip() and before != after and again == before

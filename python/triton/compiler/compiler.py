@@ -32,7 +32,9 @@ _ROLE_DATA, _ROLE_KERNEL, _ROLE_META = 0, 1, 2
 
 
 def _compiler_fingerprint():
-    """Identity of the compiler build: version plus the native libraries' size/mtime."""
+    """Identity of the compiler build: version plus the size/mtime of the native
+    libraries and of the Python front end that builds the IR (triton/language,
+    triton/compiler): an upgrade of either never serves kernels compiled before it."""
     global _FINGERPRINT
     try:
         return _FINGERPRINT
@@ -44,6 +46,14 @@ def _compiler_fingerprint():
         if name.endswith(".so"):
             st = os.stat(os.path.join(d, name))
             parts.append(f"{name}:{st.st_size}:{int(st.st_mtime)}")
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for sub in ("language", "compiler"):
+        for root, dirs, files in os.walk(os.path.join(pkg, sub)):
+            dirs.sort()
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    st = os.stat(os.path.join(root, name))
+                    parts.append(f"{os.path.relpath(os.path.join(root, name), pkg)}:{st.st_size}:{int(st.st_mtime)}")
     _FINGERPRINT = hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
     return _FINGERPRINT
 
