@@ -146,20 +146,13 @@ le_dot(LeCtx *c, IrOp *op)
     int64_t M = tc.shape[rank - 2], N = tc.shape[rank - 1], K = ta.shape[rank - 1], nb = N / pd->nr;
     LoBuf *o = c->out;
     /* one column panel of C at a time: C[:, n1*nr : (n1+1)*nr] += A @ panel n1 */
-    unsigned n1 = 0, carry = 0, res = 0;
-    unsigned cur = acc0;
+    unsigned n1 = 0, cur = acc0;
+    LeLoop ln;
     if (nb > 1) {
-        res = lo_fresh(o);
-        n1 = lo_fresh(o);
-        carry = lo_fresh(o);
-        lo_line(o, "%%v%u = scf.for %%v%u = %%v%u to %%v%u step %%v%u iter_args(%%v%u = %%v%u) -> (%s) {", res, n1,
-                le_const_index(c, 0), le_const_index(c, nb), le_const_index(c, 1), carry, acc0, le_ty(c, &tc));
-        o->indent += 2;
-        cur = carry;
+        le_for_open(c, &ln, 0, nb, 1, acc0, le_ty(c, &tc));
+        n1 = ln.iv;
+        cur = ln.carry;
     }
-    int saved = c->scope;
-    if (nb > 1)
-        le_scope_push(c);
     unsigned off = nb > 1 ? lo_emit(o, "arith.muli %%v%u, %%v%u : index", n1, le_const_index(c, pd->nr)) : 0;
     LoType cs = tc, bs = tp;
     cs.shape[rank - 1] = pd->nr;
@@ -210,11 +203,7 @@ le_dot(LeCtx *c, IrOp *op)
     unsigned out = r;
     if (nb > 1) {
         unsigned ins = dim_slice(c, "insert_slice", r, cur, rank - 1, off, &tc, &cs);
-        lo_line(o, "scf.yield %%v%u : %s", ins, le_ty(c, &tc));
-        le_scope_pop(c, saved);
-        o->indent -= 2;
-        lo_line(o, "}");
-        out = res;
+        out = le_for_close(c, &ln, ins, le_ty(c, &tc));
     }
     le_set_tensor(c, op->res[0], out);
     return 0;

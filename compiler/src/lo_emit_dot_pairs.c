@@ -40,23 +40,16 @@ pack_pairs(LeCtx *c, IrRef bv, int nr, int vl, LoType *tb)
     const char *tys = le_ty(c, tb), *bty = le_ty(c, &t2);
     int w = 2 * vl < nr ? 2 * vl : nr; /* bf16 lanes of one register, at most a panel row */
     unsigned pk = le_alloc_tensor(c, tb);
-    unsigned res = lo_fresh(o), n1 = lo_fresh(o), pc = lo_fresh(o);
-    lo_line(o, "%%v%u = scf.for %%v%u = %%v%u to %%v%u step %%v%u iter_args(%%v%u = %%v%u) -> (%s) {", res, n1,
-            le_const_index(c, 0), le_const_index(c, N / nr), le_const_index(c, 1), pc, pk, tys);
-    int saved = c->scope;
-    le_scope_push(c);
-    o->indent += 2;
+    LeLoop ln, lk;
+    le_for_open(c, &ln, 0, N / nr, 1, pk, tys);
+    unsigned n1 = ln.iv;
     unsigned col0 = lo_emit(o, "arith.muli %%v%u, %%v%u : index", n1, le_const_index(c, nr));
     unsigned zb = lo_emit(o, "arith.constant 0.0 : bf16");
-    unsigned r2 = lo_fresh(o), k2 = lo_fresh(o), kc = lo_fresh(o);
-    lo_line(o, "%%v%u = scf.for %%v%u = %%v%u to %%v%u step %%v%u iter_args(%%v%u = %%v%u) -> (%s) {", r2, k2,
-            le_const_index(c, 0), le_const_index(c, K / 2), le_const_index(c, 1), kc, pc, tys);
-    int saved_k = c->scope;
-    le_scope_push(c);
-    o->indent += 2;
+    le_for_open(c, &lk, 0, K / 2, 1, ln.carry, tys);
+    unsigned k2 = lk.iv;
     unsigned row0 = lo_emit(o, "arith.muli %%v%u, %%v%u : index", k2, le_const_index(c, 2));
     unsigned row1 = lo_emit(o, "arith.addi %%v%u, %%v%u : index", row0, le_const_index(c, 1));
-    unsigned cur = kc;
+    unsigned cur = lk.carry;
     for (int j = 0; j < nr / w; j++) {
         unsigned col = j ? lo_emit(o, "arith.addi %%v%u, %%v%u : index", col0, le_const_index(c, (int64_t)j * w)) : col0;
         unsigned x = lo_emit(o, "vector.transfer_read %%v%u[%%v%u, %%v%u], %%v%u {in_bounds = [true]} : %s, vector<%dxbf16>",
@@ -67,15 +60,7 @@ pack_pairs(LeCtx *c, IrRef bv, int nr, int vl, LoType *tb)
         cur = lo_emit(o, "vector.transfer_write %%v%u, %%v%u[%%v%u, %%v%u, %%v%u] {in_bounds = [true]} : vector<%dxbf16>, %s",
                       z, cur, n1, k2, le_const_index(c, (int64_t)j * 2 * w), 2 * w, tys);
     }
-    lo_line(o, "scf.yield %%v%u : %s", cur, tys);
-    o->indent -= 2;
-    le_scope_pop(c, saved_k);
-    lo_line(o, "}");
-    lo_line(o, "scf.yield %%v%u : %s", r2, tys);
-    o->indent -= 2;
-    le_scope_pop(c, saved);
-    lo_line(o, "}");
-    return res;
+    return le_for_close(c, &ln, le_for_close(c, &lk, cur, tys), tys);
 }
 
 /* One scf.for over row blocks [lo, hi) of `rows` rows of the panel n1 (its first
@@ -86,12 +71,9 @@ row_blocks(LeCtx *c, const Pairs *q, unsigned cin, unsigned n1, unsigned col0, i
 {
     LoBuf *o = c->out;
     const char *tys = le_ty(c, &q->tc);
-    unsigned res = lo_fresh(o), mb = lo_fresh(o), cc = lo_fresh(o);
-    lo_line(o, "%%v%u = scf.for %%v%u = %%v%u to %%v%u step %%v%u iter_args(%%v%u = %%v%u) -> (%s) {", res, mb,
-            le_const_index(c, lo), le_const_index(c, hi), le_const_index(c, rows), cc, cin, tys);
-    int saved = c->scope;
-    le_scope_push(c);
-    o->indent += 2;
+    LeLoop lm;
+    le_for_open(c, &lm, lo, hi, rows, cin, tys);
+    unsigned mb = lm.iv;
     int nv = q->nv, na = rows * nv;
     unsigned row[64], col[16], acc[64], arg[64];
     if (rows > 64 || nv > 16 || na > 64)
@@ -104,7 +86,7 @@ row_blocks(LeCtx *c, const Pairs *q, unsigned cin, unsigned n1, unsigned col0, i
     for (int i = 0; i < rows; i++)
         for (int j = 0; j < nv; j++)
             acc[i * nv + j] = lo_emit(o, "vector.transfer_read %%v%u[%%v%u, %%v%u], %%v%u {in_bounds = [true]} : %s, %s",
-                                      cc, row[i], col[j], zf, tys, q->vf);
+                                      lm.carry, row[i], col[j], zf, tys, q->vf);
     /* the K/2 steps, accumulators as iteration arguments */
     unsigned kr = lo_fresh(o), k2 = lo_fresh(o);
     for (int i = 0; i < na; i++)
@@ -146,16 +128,12 @@ row_blocks(LeCtx *c, const Pairs *q, unsigned cin, unsigned n1, unsigned col0, i
     o->indent -= 2;
     le_scope_pop(c, saved_k);
     lo_line(o, "}");
-    unsigned cur = cc;
+    unsigned cur = lm.carry;
     for (int i = 0; i < rows; i++)
         for (int j = 0; j < nv; j++)
             cur = lo_emit(o, "vector.transfer_write %%v%u#%d, %%v%u[%%v%u, %%v%u] {in_bounds = [true]} : %s, %s", kr,
                           i * nv + j, cur, row[i], col[j], q->vf, tys);
-    lo_line(o, "scf.yield %%v%u : %s", cur, tys);
-    o->indent -= 2;
-    le_scope_pop(c, saved);
-    lo_line(o, "}");
-    return res;
+    return le_for_close(c, &lm, cur, tys);
 }
 
 int
@@ -176,22 +154,16 @@ le_dot_pairs(LeCtx *c, IrOp *op, const LpDot *pd)
     q.tc = lt_of_tile(c->m, c->f->vals[op->args[2]].type);
     unsigned acc0 = le_materialize(c, op->args[2]);
     int64_t M = q.tc.shape[0], N = q.tc.shape[1], tail = M % pd->mr;
-    unsigned res = lo_fresh(o), n1 = lo_fresh(o), cc = lo_fresh(o);
-    lo_line(o, "%%v%u = scf.for %%v%u = %%v%u to %%v%u step %%v%u iter_args(%%v%u = %%v%u) -> (%s) {", res, n1,
-            le_const_index(c, 0), le_const_index(c, N / pd->nr), le_const_index(c, 1), cc, acc0, le_ty(c, &q.tc));
-    int saved = c->scope;
-    le_scope_push(c);
-    o->indent += 2;
+    const char *tys = le_ty(c, &q.tc);
+    LeLoop ln;
+    le_for_open(c, &ln, 0, N / pd->nr, 1, acc0, tys);
+    unsigned n1 = ln.iv;
     unsigned col0 = lo_emit(o, "arith.muli %%v%u, %%v%u : index", n1, le_const_index(c, pd->nr));
-    unsigned cur = cc;
+    unsigned cur = ln.carry;
     if (M - tail > 0)
         cur = row_blocks(c, &q, cur, n1, col0, 0, M - tail, pd->mr);
     if (tail)
         cur = row_blocks(c, &q, cur, n1, col0, M - tail, M, (int)tail);
-    lo_line(o, "scf.yield %%v%u : %s", cur, le_ty(c, &q.tc));
-    o->indent -= 2;
-    le_scope_pop(c, saved);
-    lo_line(o, "}");
-    le_set_tensor(c, op->res[0], res);
+    le_set_tensor(c, op->res[0], le_for_close(c, &ln, cur, tys));
     return 0;
 }

@@ -28,6 +28,34 @@ le_scope_push(LeCtx *c)
 
 void le_scope_pop(LeCtx *c, int saved) { c->scope = saved; }
 
+void
+le_for_open(LeCtx *c, LeLoop *l, int64_t lo, int64_t hi, int64_t step, unsigned init, const char *ty)
+{
+    LoBuf *o = c->out;
+    l->res = lo_fresh(o);
+    l->iv = lo_fresh(o);
+    l->carry = lo_fresh(o);
+    /* step, hi, lo: the order the lowering's goldens hold (argument order as GCC
+     * evaluated it when these were call arguments), now fixed whatever the compiler */
+    unsigned vstep = le_const_index(c, step), vhi = le_const_index(c, hi), vlo = le_const_index(c, lo);
+    lo_line(o, "%%v%u = scf.for %%v%u = %%v%u to %%v%u step %%v%u iter_args(%%v%u = %%v%u) -> (%s) {", l->res, l->iv,
+            vlo, vhi, vstep, l->carry, init, ty);
+    l->saved = c->scope;
+    le_scope_push(c);
+    o->indent += 2;
+}
+
+unsigned
+le_for_close(LeCtx *c, LeLoop *l, unsigned v, const char *ty)
+{
+    LoBuf *o = c->out;
+    lo_line(o, "scf.yield %%v%u : %s", v, ty);
+    o->indent -= 2;
+    le_scope_pop(c, l->saved);
+    lo_line(o, "}");
+    return l->res;
+}
+
 bool
 le_scope_visible(const LeCtx *c, int s)
 {

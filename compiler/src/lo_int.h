@@ -449,6 +449,16 @@ typedef struct LeCtx {
 /* lo_emit_view.c */
 int le_scope_push(LeCtx *c);
 void le_scope_pop(LeCtx *c, int saved);
+/* An scf.for from lo to hi by step carrying one value (init, of type ty), its body
+ * in a new emission scope: le_for_open writes the header and gives the induction
+ * variable (iv) and the carried value (carry); le_for_close yields v and returns
+ * the loop's result. */
+typedef struct LeLoop {
+    unsigned res, iv, carry;
+    int saved;
+} LeLoop;
+void le_for_open(LeCtx *c, LeLoop *l, int64_t lo, int64_t hi, int64_t step, unsigned init, const char *ty);
+unsigned le_for_close(LeCtx *c, LeLoop *l, unsigned v, const char *ty);
 bool le_scope_visible(const LeCtx *c, int s);
 #define le_error(c, ...) lo_error((c)->m, &(c)->err, __VA_ARGS__)
 const char *le_ty(LeCtx *c, const LoType *t);          /* spelling, owned by the context */
