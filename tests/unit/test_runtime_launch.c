@@ -600,7 +600,8 @@ typedef struct TeamRec {
     void *pctx[NPROG][MAXI];
     _Atomic int inner[NPROG][MAXI][4];
     _Atomic int inner_other_thread; /* inner iterations not on their outer iteration's thread */
-    _Atomic int helped, timeouts;
+    _Atomic pid_t other_tid;       /* the last thread to run an iteration other than 0 */
+    _Atomic int timeouts;
 } TeamRec;
 
 static TeamRec team_rec;
@@ -624,16 +625,20 @@ inner_body(void *data, int64_t lo, int64_t hi, void *pctx)
     }
 }
 
-/* Waits (at most 10 s) until some iteration ran on a thread other than the program's. */
+/* Iteration 0 waits (at most ~10 s) until another iteration ran on another thread.
+ * Whichever thread claimed iteration 0 (the leader or a helper: the first claim can
+ * go either way) blocks here, so every other iteration runs elsewhere; with no
+ * second thread in the team this times out. */
 static void
 wait_for_help(TeamRec *r)
 {
-    for (long spins = 0; !atomic_load(&r->helped); spins++) {
-        if (spins > 10L * 1000 * 1000) {
+    pid_t me = gettid(), t;
+    for (long spins = 0; !(t = atomic_load(&r->other_tid)) || t == me; spins++) {
+        if (spins > 200L * 1000) {
             atomic_fetch_add(&r->timeouts, 1);
             return;
         }
-        usleep(1);
+        usleep(50);
     }
 }
 
@@ -648,8 +653,8 @@ team_body(void *data, int64_t lo, int64_t hi, void *pctx)
         atomic_fetch_add(&r->count[c->prog][i], 1);
         r->tid[c->prog][i] = gettid();
         r->pctx[c->prog][i] = pctx;
-        if (gettid() != r->prog_tid[c->prog])
-            atomic_store(&r->helped, 1);
+        if (i != 0)
+            atomic_store(&r->other_tid, gettid());
         ((PnThread *)pctx)->record(pctx, 0, PN_REC_START);
         ((PnThread *)pctx)->record(pctx, 0, PN_REC_END);
         if (r->nested) {
