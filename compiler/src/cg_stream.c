@@ -18,7 +18,10 @@
  * the launch's barrier), makes the clone's exported globals declarations of the
  * original's, and links the clone back into the module. On x86 a
  * vector store aligned below its size gets a run-time alignment test choosing
- * between an aligned vmovntps and the plain cached store (guard_alignment); on
+ * between an aligned vmovntps and the plain cached store (guard_alignment); a
+ * scalar float or double store is left cached where the CPU has no movntss/movntsd
+ * (AMD's SSE4A: LLVM would drop the hint on Intel and emit a cached movss anyway,
+ * even for the same bits stored from an integer); on
  * RISC-V the marked stores become Zihintntl-hinted stores where the target has
  * them.
  */
@@ -131,10 +134,19 @@ guard_alignment(LLVMValueRef f, LLVMValueRef s, unsigned bytes, unsigned kind)
     LLVMDisposeBuilder(b);
 }
 
-/* Marks the function's stores into outside memory non-temporal; returns how
- * many. With td (x86), under-aligned vector stores get an alignment guard. */
+/* 1 when store s keeps a scalar float or double. */
 static int
-mark_stores(LLVMValueRef f, LLVMValueRef one, LLVMTargetDataRef td)
+stores_fp_scalar(LLVMValueRef s)
+{
+    LLVMTypeKind k = LLVMGetTypeKind(LLVMTypeOf(LLVMGetOperand(s, 0)));
+    return k == LLVMFloatTypeKind || k == LLVMDoubleTypeKind;
+}
+
+/* Marks the function's stores into outside memory non-temporal; returns how
+ * many. With td (x86), under-aligned vector stores get an alignment guard;
+ * without fp_scalars (no SSE4A) scalar float stores stay as they are. */
+static int
+mark_stores(LLVMValueRef f, LLVMValueRef one, LLVMTargetDataRef td, int fp_scalars)
 {
     LLVMContextRef c = LLVMGetModuleContext(LLVMGetGlobalParent(f));
     unsigned kind = LLVMGetMDKindIDInContext(c, "nontemporal", 11);
@@ -146,7 +158,7 @@ mark_stores(LLVMValueRef f, LLVMValueRef one, LLVMTargetDataRef td)
             if (!LLVMIsAStoreInst(in) || LLVMGetVolatile(in) || LLVMGetOrdering(in) != LLVMAtomicOrderingNotAtomic)
                 continue;
             Walk w = {.nseen = 0};
-            if (!outside_memory(&w, LLVMGetOperand(in, 1), 0))
+            if (!outside_memory(&w, LLVMGetOperand(in, 1), 0) || (!fp_scalars && stores_fp_scalar(in)))
                 continue;
             LLVMSetMetadata(in, kind, one);
             n++;
@@ -199,6 +211,7 @@ cg_stream_add(LLVMModuleRef m, const CgTarget *t, CgStr *err)
     LLVMValueRef one_md = LLVMMetadataAsValue(c, LLVMMDNodeInContext2(c, &one_i32, 1));
     int marked = 0;
     LLVMTargetDataRef td = cg_target_is_riscv(t) ? NULL : LLVMGetModuleDataLayout(v);
+    int fp_scalars = !td || strstr(t->features, "+sse4a") || strncmp(t->cpu, "znver", 5) == 0;
     for (LLVMValueRef f = LLVMGetFirstFunction(v); f; f = LLVMGetNextFunction(f)) {
         if (LLVMIsDeclaration(f))
             continue;
@@ -207,7 +220,7 @@ cg_stream_add(LLVMModuleRef m, const CgTarget *t, CgStr *err)
         char nn[256];
         snprintf(nn, sizeof nn, "%.*s_nt", (int)len, name);
         LLVMSetValueName2(f, nn, strlen(nn));
-        marked += mark_stores(f, one_md, td);
+        marked += mark_stores(f, one_md, td, fp_scalars);
     }
     LLVMValueRef entry = LLVMGetNamedFunction(v, CG_ENTRY_SYMBOL_NT);
     if (!entry) {

@@ -83,11 +83,10 @@ asm_has(const char *as, const CgTarget *t, const char *need)
 {
     if (!need[0] || strncmp(t->triple, "x86_64", 6) != 0)
         return 1;
-    /* registers at least as wide as the target's vectors (the matmul micro-kernel
-     * uses two vectors per row, which LLVM may fuse into one wider register) */
-    bool ok = strstr(as, "%zmm") != NULL;
-    if (t->vector_bytes <= 32)
-        ok |= strstr(as, "%ymm") != NULL;
+    /* 256-bit or wider registers (the samples' hand-written tiles are 8 floats; the
+     * matmul micro-kernel uses two vectors per row, which LLVM may fuse into one
+     * wider register) */
+    bool ok = strstr(as, "%zmm") != NULL || strstr(as, "%ymm") != NULL;
     if (t->vector_bytes <= 16)
         ok |= strstr(as, "%xmm") != NULL;
     if (!ok)
@@ -175,8 +174,10 @@ run_sample(const CgtSample *s)
     if (nt) {
         const char *body = strstr(res.asm_text, CG_ENTRY_SYMBOL_NT ":");
         assert_non_null(body);
-        if (strncmp(o.target.triple, "x86_64", 6) == 0)
-            assert_true(strstr(body, "movnt") && strstr(body, "sfence"));
+        if (strncmp(o.target.triple, "x86_64", 6) == 0 && !(strstr(body, "movnt") && strstr(body, "sfence"))) {
+            fprintf(stderr, "%s: no movnt/sfence in the streaming entry:\n%s\n", s->name, body);
+            fail();
+        }
         rc = s->run(nt, msg, sizeof msg);
         if (rc)
             fprintf(stderr, "%s (streaming entry): %s\n", s->name, msg);
