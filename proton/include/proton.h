@@ -91,6 +91,8 @@ typedef struct PnKernelDesc {
     const char *const *scope_names;
     PnCostFn cost_fn;            /* NULL: bytes/flops_per_program x programs is the cost */
     const void *cost;            /* borrowed; must outlive every launch of the site */
+    const char *remarks;         /* compiler remarks, one "file:line:col: message" per line,
+                                  * or NULL (the .hatchet kernel node's "remarks") */
 } PnKernelDesc;
 
 /* Registers a kernel site; returns its id (>= 1) or 0 on failure. Thread-safe. */

@@ -173,6 +173,9 @@ metrics_json(const PnTNode *x, const Hints *h)
         for (int k = 0; k < 3; k++)
             if (x->has_flops[k])
                 ent_add(&m, fl[k], pn_json_double(x->flops[k]));
+        const PnSite *site = pn_site_get(x->site);
+        if (site && site->remarks) /* a string, like device_type: not a summed column */
+            ent_add(&m, "remarks", cJSON_CreateString(site->remarks));
         if (x->cost_inexact) /* launches whose bytes/flops counted a loop of unknown trips once */
             ent_add(&m, "cost_per_iteration_launches", pn_json_uint(x->cost_inexact));
     } else if (x->kind == PN_NODE_KSCOPE) {

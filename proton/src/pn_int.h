@@ -156,6 +156,7 @@ typedef struct PnSite {
     const char *name;              /* owned copy */
     uint32_t name_id;              /* interned name */
     char *constexprs;              /* JSON text or NULL */
+    char *remarks;                 /* compiler remarks, one per line, or NULL */
     uint64_t bytes_per_program;
     double flops_per_program[3];
     uint32_t nscopes;

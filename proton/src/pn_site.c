@@ -111,6 +111,7 @@ site_free(PnSite *s)
         return;
     free((char *)s->name);
     free(s->constexprs);
+    free(s->remarks);
     free(s->scope_name_ids);
     free(s);
 }
@@ -123,6 +124,7 @@ site_create(const PnKernelDesc *d)
         return NULL;
     s->name = strdup(d->name);
     s->constexprs = d->constexprs ? strdup(d->constexprs) : NULL;
+    s->remarks = d->remarks && *d->remarks ? strdup(d->remarks) : NULL;
     s->bytes_per_program = d->bytes_per_program;
     memcpy(s->flops_per_program, d->flops_per_program, sizeof s->flops_per_program);
     s->nscopes = d->nscopes;
@@ -131,7 +133,8 @@ site_create(const PnKernelDesc *d)
     s->name_id = pn_name_intern(d->name);
     if (d->nscopes)
         s->scope_name_ids = calloc(d->nscopes, sizeof(uint32_t));
-    if (!s->name || (d->constexprs && !s->constexprs) || !s->name_id ||
+    if (!s->name || (d->constexprs && !s->constexprs) || (d->remarks && *d->remarks && !s->remarks) ||
+        !s->name_id ||
         (d->nscopes && !s->scope_name_ids))
         goto fail;
     for (uint32_t i = 0; i < d->nscopes; i++) {
@@ -241,7 +244,7 @@ pn_site_derive(uint32_t site, uint32_t name_id)
         return site;
     for (uint32_t i = 0; i < s->nscopes; i++)
         snames[i] = pn_name_get(s->scope_name_ids[i]);
-    PnKernelDesc d = {.name = pn_name_get(name_id), .constexprs = s->constexprs,
+    PnKernelDesc d = {.name = pn_name_get(name_id), .constexprs = s->constexprs, .remarks = s->remarks,
                       .bytes_per_program = 0, .nscopes = s->nscopes, .scope_names = snames};
     uint32_t nid = pn_kernel_register(&d);
     free(snames);

@@ -93,11 +93,11 @@ compiled_init(PyObject *self, PyObject *args, PyObject *kw)
     unsigned long long bytes = 0;
     double f16 = 0, f32 = 0, f64 = 0;
     unsigned long long stream_bytes = 0;
-    const char *trips = NULL;
+    const char *trips = NULL, *remarks = NULL;
     static char *kwl[] = {"so_path", "plan", "name", "constexprs", "bytes", "flops16", "flops32", "flops64", "scopes",
-                          "info", "stream_bytes", "trips", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOs|zKdddOOKz", kwl, &path, &plan, &name, &constexprs, &bytes, &f16,
-                                     &f32, &f64, &scopes, &info, &stream_bytes, &trips))
+                          "info", "stream_bytes", "trips", "remarks", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOs|zKdddOOKzz", kwl, &path, &plan, &name, &constexprs, &bytes, &f16,
+                                     &f32, &f64, &scopes, &info, &stream_bytes, &trips, &remarks))
         return -1;
     int64_t p[MAXP];
     int n = py_int64_seq(plan, p, MAXP, "plan");
@@ -131,7 +131,8 @@ compiled_init(PyObject *self, PyObject *args, PyObject *kw)
     c->cost = rt_cost_create(trips); /* loops whose trip counts the launch decides */
     PnKernelDesc d = {.name = name, .constexprs = constexprs, .bytes_per_program = bytes,
                       .flops_per_program = {f16, f32, f64}, .nscopes = (uint32_t)ns, .scope_names = snames,
-                      .cost_fn = c->cost ? (PnCostFn)rt_cost_eval : NULL, .cost = c->cost};
+                      .cost_fn = c->cost ? (PnCostFn)rt_cost_eval : NULL, .cost = c->cost,
+                      .remarks = remarks};
     c->site = pn_kernel_register(&d);
     Py_XDECREF(sfast);
     Py_XSETREF(c->info, Py_NewRef(info));

@@ -40,6 +40,7 @@ struct RtAot {
     double flops[3];
     char **scopes;
     int nscopes;
+    char *remarks; /* "file:line:col: message" lines (Proton's PnKernelDesc.remarks), or NULL */
     uint32_t site;
 };
 
@@ -130,6 +131,20 @@ parse_extras(RtAot *k, const cJSON *root, const char *path)
             return rt_fail(EINVAL, "%s: scopes[%d] is not a string", path, i);
         k->scopes[k->nscopes++] = rt_xstrdup(v->valuestring);
     }
+    /* remarks: [[file, line, col, message], ...] as the JIT's metadata holds them */
+    const cJSON *rm = cJSON_GetObjectItemCaseSensitive(root, "remarks"), *r;
+    if (!cJSON_IsArray(rm))
+        rm = NULL;
+    cJSON_ArrayForEach(r, rm) {
+        const cJSON *f = cJSON_GetArrayItem(r, 0), *ln = cJSON_GetArrayItem(r, 1), *col = cJSON_GetArrayItem(r, 2),
+                    *msg = cJSON_GetArrayItem(r, 3);
+        if (!cJSON_IsString(f) || !cJSON_IsNumber(ln) || !cJSON_IsNumber(col) || !cJSON_IsString(msg))
+            return rt_fail(EINVAL, "%s: remarks entries are [file, line, column, message]", path);
+        char *prev = k->remarks;
+        k->remarks = rt_xasprintf("%s%s%s:%d:%d: %s", prev ? prev : "", prev ? "\n" : "", f->valuestring,
+                                  (int)ln->valuedouble, (int)col->valuedouble, msg->valuestring);
+        free(prev);
+    }
     return 0;
 }
 
@@ -154,7 +169,8 @@ register_site(RtAot *k)
     char *ce_text = cJSON_PrintUnformatted(ce);
     PnKernelDesc d = {.name = k->name, .constexprs = ce_text, .bytes_per_program = k->bytes,
                       .flops_per_program = {k->flops[0], k->flops[1], k->flops[2]},
-                      .nscopes = (uint32_t)k->nscopes, .scope_names = (const char *const *)k->scopes};
+                      .nscopes = (uint32_t)k->nscopes, .scope_names = (const char *const *)k->scopes,
+                      .remarks = k->remarks};
     k->site = pn_kernel_register(&d);
     cJSON_free(ce_text);
     cJSON_Delete(ce);
@@ -214,6 +230,7 @@ rt_aot_unload(RtAot *k)
     for (int i = 0; i < k->nscopes; i++)
         free(k->scopes[i]);
     free(k->scopes);
+    free(k->remarks);
     free(k->params);
     free(k->slots);
     free(k->bound);

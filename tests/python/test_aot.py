@@ -129,3 +129,29 @@ def test_tritium_run_scalar_slots(tmp_path):
     assert o[1] == 0.10009765625  # bfloat16(0.1)
     assert o[2] == float(np.float32(0.1)) and o[3] == 0.1
     assert o[4] == -5000000000 and o[5] == 1
+
+
+@triton.jit
+def aot_gather(x_ptr, i_ptr, o_ptr, BLOCK: tl.constexpr):
+    idx = tl.load(i_ptr + tl.arange(0, BLOCK))
+    tl.store(o_ptr + tl.arange(0, BLOCK), tl.load(x_ptr + idx))  # a gather: a compiler remark
+
+
+def test_tritium_run_hatchet_carries_the_remarks(tmp_path):
+    """The exported metadata's remarks reach the .hatchet kernel node tritium-run writes
+    (docs/formats.md §1, "remarks"), as the JIT's launches do."""
+    src = triton.compiler.ASTSource(aot_gather, {"x_ptr": "*fp32", "i_ptr": "*i32", "o_ptr": "*fp32"}, {"BLOCK": 16})
+    k = triton.compile(src, target=GPUTarget("cpu", platform.machine(), 0))
+    assert k.metadata["remarks"], k.metadata
+    path = aot.export(k, tmp_path)
+    x, i = np.arange(64, dtype=np.float32), (np.arange(16, dtype=np.int32) * 3) % 64
+    x.tofile(tmp_path / "x.bin")
+    i.tofile(tmp_path / "i.bin")
+    p = _run("-g", "1", "-o", tmp_path / "run.hatchet", path, f"x_ptr=@{tmp_path}/x.bin", f"i_ptr=@{tmp_path}/i.bin",
+             "o_ptr=zeros:64")
+    assert p.returncode == 0, p.stderr
+    db = json.load(open(tmp_path / "run.hatchet"))
+    node = next(c for c in db[0]["children"] if c["frame"]["name"] == "aot_gather")
+    f, line, col, msg = k.metadata["remarks"][0]
+    assert node["metrics"]["remarks"].split("\n")[0] == f"{f}:{line}:{col}: {msg}"
+    assert "guarded loads" in msg and os.path.basename(f) == "test_aot.py"

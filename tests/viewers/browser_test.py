@@ -8,11 +8,12 @@ the script ran (body[data-ready]), the icicle view, table, timeline (traces) and
 shows its details with the node's name; clicking the Name and Time table headers sorts
 the rows; no text of the roofline (roof label, axis labels, point labels) reaches past
 the chart's edges and no two point labels overlap (their boxes measured with getBBox);
-the header's kernel count is the number of distinct kernel names in the tree (not of
-kernel nodes); then the same page with JavaScript disabled still shows the table. A
+the compiler remarks section shows the remark (:remarks); the header's kernel count is
+the number of distinct kernel names in the tree (not of kernel nodes); then the same page
+with JavaScript disabled still shows the table (and the remarks). A
 full-page screenshot of each (taken before the mouse moves) goes to tests/out/<name>.png.
 
-usage: browser_test.py OUTDIR PAGE.html[:timeline][:roofline] ...
+usage: browser_test.py OUTDIR PAGE.html[:timeline][:roofline][:remarks] ...
 Exit status 0 when every page passes; prints one line per check.
 """
 import base64
@@ -119,6 +120,7 @@ CHECK_JS = """JSON.stringify({
   spans: document.querySelectorAll('#timeline svg rect[rx]').length,
   points: document.querySelectorAll('#roofline circle').length,
   cards: document.querySelectorAll('header .card').length,
+  remarks: (document.querySelector('#remarks-section') || {innerText: ''}).innerText,
   injected: document.querySelectorAll('img, body > b, td b, .card b').length +
             document.querySelectorAll('script').length - 2,
   title: document.title})"""
@@ -316,6 +318,8 @@ def main():
                 problems.append("timeline is empty")
             if "roofline" in want and r["points"] < 1:
                 problems.append("roofline has no points")
+            if "remarks" in want and "guarded loads" not in r["remarks"]:
+                problems.append("no compiler remark shown")
             if r["injected"]:
                 problems.append(f"{r['injected']} elements injected from kernel names")
             problems += errs
@@ -332,6 +336,8 @@ def main():
             s, tid, r2 = open_page(c, path, js=False)
             if r2["rows"] < 1:
                 problems.append("without JavaScript the table is missing")
+            if "remarks" in want and "guarded loads" not in r2["remarks"]:
+                problems.append("without JavaScript the compiler remarks are missing")
             if r2["flame"] != 0:
                 problems.append("without JavaScript the icicle view was drawn?")
             c.send("Target.closeTarget", {"targetId": tid})

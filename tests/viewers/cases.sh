@@ -37,6 +37,10 @@ t report_full_no_color         '$CLI report -m time/ms --color --no-color -d 2 $
 t report_full_print_sorted     '$CLI report -m time/us --print-sorted -f function_line $F/upstream_full.hatchet'
 t report_full_list             '$CLI report --list $F/upstream_full.hatchet'
 # ---- report: Tritium files ----------------------------------------------------------------------
+t report_remarks              '$CLI report --remarks -m time/us,count $F/remarks.hatchet'
+t report_remarks_json         '$CLI report --remarks --format json -m count $F/remarks.hatchet'
+t report_remarks_none         '$CLI report --remarks -m count $F/tritium.hatchet | tail -1'
+t html_remarks                '$CLI html $F/remarks.hatchet -o - | sed -n "/<section id=\"remarks-section\">/,/<\/section>/p"'
 t report_tritium_all           '$CLI report -m time/ms,count,avg_time/us,gflop32/s,gbyte/s,task-clock/ms $F/tritium.hatchet'
 t report_tritium_missing       '$CLI report -m time/ms,ipc,cycles $F/tritium.hatchet'
 t report_tritium_scopes        '$CLI report -m time/us,normalized_time/ns,count -i "matmul.*" $F/tritium.hatchet'

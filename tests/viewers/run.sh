@@ -164,7 +164,7 @@ if command -v chromium >/dev/null 2>&1; then
   t0=$(date +%s)
   pages=()
   for spec in trace.json:timeline:roofline tritium.hatchet:roofline upstream_full.hatchet:roofline \
-              writer_trace.json:timeline roofline_crowded.hatchet:roofline; do
+              writer_trace.json:timeline roofline_crowded.hatchet:roofline remarks.hatchet:remarks; do
     in=${spec%%:*}; rest=${spec#*:}; [ "$rest" = "$spec" ] && rest=
     name=${in%.*}
     "$CLI" html "$F/$in" -o "tests/out/report-$name.html" || bad "html $in"

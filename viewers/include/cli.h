@@ -386,6 +386,9 @@ int cli_metric_parse_list(const char *text, CliMetricSpec **out, CliErr *e);
 /* Resolves a user metric name to a raw metric id of p (case-insensitive, unit
  * stripped: "time" matches "time (ns)"), or -1. */
 int cli_metric_resolve(const CliProfile *p, const char *name);
+/* The compiler remarks of node n (the kernel node's string metric "remarks": one
+ * "file:line:col: message" per line), or NULL. Borrowed from the profile. */
+const char *cli_node_remarks(const CliProfile *p, const CliNode *n);
 /* Fills n->col[0..nm-1] (NaN = missing) and n->scol for every node. For each metric the
  * file cannot provide, sets missing[i] = 1 (array of nm ints supplied by the caller). */
 void cli_metrics_compute(CliProfile *p, const CliMetricSpec *m, int nm, int *missing);

@@ -414,6 +414,38 @@ table(CliBuf *b, const CliProfile *p)
     cli_buf_puts(b, "</section>\n");
 }
 
+/* Server-side list of the compiler remarks of each kernel node (nothing when none). */
+static int
+remarks_section(CliBuf *b, const CliProfile *p, int write)
+{
+    int k = 0;
+    for (CliNode *n = p->root->first; n; n = cli_node_next_preorder(n, p->root)) {
+        const char *rm = cli_node_remarks(p, n);
+        if (!rm)
+            continue;
+        if (!write) {
+            k++;
+            continue;
+        }
+        if (!k++)
+            cli_buf_puts(b, "<section id=\"remarks-section\">\n<h2>Compiler remarks</h2>\n"
+                            "<p class=\"hint\">What the compiler could not lower the fast way, "
+                            "per kernel (file:line:column of the kernel source).</p>\n<ul class=\"remarks\">\n");
+        char *path = cli_node_path_dup(n);
+        cli_buf_puts(b, "<li><b title=\"");
+        cli_html_escape(b, path);
+        cli_buf_puts(b, "\">");
+        cli_html_escape(b, n->name);
+        cli_buf_puts(b, "</b><pre>");
+        cli_html_escape(b, rm);
+        cli_buf_puts(b, "</pre></li>\n");
+        free(path);
+    }
+    if (write && k)
+        cli_buf_puts(b, "</ul>\n</section>\n");
+    return k;
+}
+
 static void
 section(CliBuf *b, const char *id, const char *title, const char *hint)
 {
@@ -464,6 +496,8 @@ cli_html_render(CliProfile *p, CliBuf *b)
         cli_buf_puts(b, "<a href=\"#timeline-section\">Timeline</a>");
     if (roof)
         cli_buf_puts(b, "<a href=\"#roofline-section\">Roofline</a>");
+    if (remarks_section(b, p, 0))
+        cli_buf_puts(b, "<a href=\"#remarks-section\">Remarks</a>");
     cli_buf_puts(b, "</nav>\n<main>\n");
     section(b, "flame", "Call tree",
             "Icicle view: width is inclusive time. Hover for details, click to zoom in, "
@@ -475,6 +509,7 @@ cli_html_render(CliProfile *p, CliBuf *b)
     if (roof)
         section(b, "roofline", "Roofline", NULL);
     table(b, p);
+    remarks_section(b, p, 1);
     cli_buf_puts(b, "</main>\n<div id=\"tip\" class=\"tip\" hidden></div>\n"
                     "<script type=\"application/json\" id=\"tritium-data\">");
     cli_json_script_escape(b, json);

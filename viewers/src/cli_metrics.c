@@ -202,6 +202,14 @@ cli_metric_resolve(const CliProfile *p, const char *name)
     return -1;
 }
 
+const char *
+cli_node_remarks(const CliProfile *p, const CliNode *n)
+{
+    int id = cli_profile_metric_find(p, "remarks");
+    const CliVal *v = id >= 0 ? cli_node_val(n, id) : NULL;
+    return v && v->kind == CLI_V_STR && v->str && *v->str ? v->str : NULL;
+}
+
 /* Nanoseconds per unit written in a raw metric's name ("(ns)", "(us)" ...); ns if none. */
 static double
 raw_unit_ns(const char *name)

@@ -37,6 +37,8 @@ static const char report_usage[] =
     "      --print-sorted        after the tree, list nodes sorted by the first metric\n"
     "      --color, --no-color   force colours on or off (default: on a terminal only)\n"
     "      --no-header           no \"# metric [unit] | ...\" line naming the columns\n"
+    "      --remarks             under each kernel, the compiler's remarks about it (gather\n"
+    "                            fallbacks, unanalysable masks, ...): text and json output\n"
     "  -h, --help                this help\n"
     "\n"
     "Metrics a file lacks print as \"-\" (null in JSON, empty in CSV), never as 0.\n"
@@ -50,6 +52,7 @@ typedef struct Report {
     int list, print_sorted;
     int multi;
     int header;       /* the "# columns" line (text output) */
+    int remarks;      /* --remarks: compiler remarks under kernel nodes */
     const char *sort_text;
 } Report;
 
@@ -125,10 +128,27 @@ render_header(const Report *r, CliBuf *b)
     cli_buf_puts(b, "name\n");
 }
 
+/* --remarks: node n's remarks, one "  remark: file:line:col: message" line each, indented
+ * to the node's depth; returns how many. */
+static int
+render_remarks(const CliProfile *p, const CliNode *n, CliBuf *b)
+{
+    const char *s = cli_node_remarks(p, n);
+    int k = 0;
+    while (s && *s) {
+        size_t len = strcspn(s, "\n");
+        if (len)
+            cli_buf_printf(b, "%*s  remark: %.*s\n", 2 * n->depth, "", (int)len, s), k++;
+        s += len + (s[len] == '\n');
+    }
+    return k;
+}
+
 static void
 render_text(CliProfile *p, Report *r, const int *missing, CliBuf *b)
 {
     double lo = INFINITY, hi = -INFINITY;
+    int nremarks = 0;
     char val[64], name[4096];
     for (CliNode *n = p->root; n; n = next_shown(n, p->root))
         if (!isnan(n->col[0])) {
@@ -155,7 +175,11 @@ render_text(CliProfile *p, Report *r, const int *missing, CliBuf *b)
         cli_frame_format(n->name, r->v.frame, name, sizeof name);
         cli_buf_puts(b, name);
         cli_buf_putc(b, '\n');
+        if (r->remarks)
+            nremarks += render_remarks(p, n, b);
     }
+    if (r->remarks && !nremarks)
+        cli_buf_printf(b, "note: %s has no compiler remarks for the nodes shown\n", p->path);
     for (int i = 0; i < r->nm; i++)
         if (missing[i])
             cli_buf_printf(b, "note: %s has no data for metric '%s' (shown as -)\n", p->path,
@@ -250,7 +274,7 @@ render_csv(CliProfile *p, Report *r, int first_file, CliBuf *b)
 /* ---- json ------------------------------------------------------------------------------------ */
 
 static cJSON *
-json_node(CliNode *n, Report *r)
+json_node(const CliProfile *p, CliNode *n, Report *r)
 {
     char name[4096];
     cJSON *o = cJSON_CreateObject();
@@ -267,7 +291,22 @@ json_node(CliNode *n, Report *r)
     cJSON *kids = cJSON_AddArrayToObject(o, "children");
     for (CliNode *c = n->first; c; c = c->next)
         if (c->flags & CLI_NODE_SHOWN)
-            cJSON_AddItemToArray(kids, json_node(c, r)); /* depth <= CLI_MAX_DEPTH */
+            cJSON_AddItemToArray(kids, json_node(p, c, r)); /* depth <= CLI_MAX_DEPTH */
+    const char *rm = r->remarks ? cli_node_remarks(p, n) : NULL;
+    if (rm) {
+        cJSON *a = cJSON_AddArrayToObject(o, "remarks");
+        while (*rm) {
+            size_t len = strcspn(rm, "\n");
+            if (len) {
+                char *one = cli_xmalloc(len + 1);
+                memcpy(one, rm, len);
+                one[len] = 0;
+                cJSON_AddItemToArray(a, cJSON_CreateString(one));
+                free(one);
+            }
+            rm += len + (rm[len] == '\n');
+        }
+    }
     return o;
 }
 
@@ -284,7 +323,7 @@ render_json(CliProfile *p, Report *r, const int *missing)
         if (missing[i])
             cJSON_AddItemToArray(miss, cJSON_CreateString(r->m[i].text));
     }
-    cJSON_AddItemToObject(o, "tree", json_node(p->root, r));
+    cJSON_AddItemToObject(o, "tree", json_node(p, p->root, r));
     return o;
 }
 
@@ -307,7 +346,7 @@ default_metric(const CliProfile *p, char *buf, size_t len)
 static int
 parse_args(Report *r, int argc, char **argv, const char **metrics)
 {
-    enum { O_SORT = 256, O_FORMAT, O_COLOR, O_NOCOLOR, O_SORTED, O_NOHEADER };
+    enum { O_SORT = 256, O_FORMAT, O_COLOR, O_NOCOLOR, O_SORTED, O_NOHEADER, O_REMARKS };
     static const struct option opts[] = {
         {"metrics", required_argument, 0, 'm'}, {"list", no_argument, 0, 'l'},
         {"depth", required_argument, 0, 'd'},   {"threshold", required_argument, 0, 't'},
@@ -316,7 +355,7 @@ parse_args(Report *r, int argc, char **argv, const char **metrics)
         {"format", required_argument, 0, O_FORMAT}, {"color", no_argument, 0, O_COLOR},
         {"colour", no_argument, 0, O_COLOR},    {"no-color", no_argument, 0, O_NOCOLOR},
         {"print-sorted", no_argument, 0, O_SORTED}, {"help", no_argument, 0, 'h'},
-        {"no-header", no_argument, 0, O_NOHEADER},
+        {"no-header", no_argument, 0, O_NOHEADER}, {"remarks", no_argument, 0, O_REMARKS},
         {0, 0, 0, 0}};
     CliErr e;
     long d;
@@ -362,6 +401,7 @@ parse_args(Report *r, int argc, char **argv, const char **metrics)
         case O_NOCOLOR: color = 0; break;
         case O_SORTED: r->print_sorted = 1; break;
         case O_NOHEADER: r->header = 0; break;
+        case O_REMARKS: r->remarks = 1; break;
         case 'h': fputs(report_usage, stdout); return 1;
         case ':': return cli_error("report", "option '%s' needs a value", argv[optind - 1]), -1;
         default: return cli_error("report", "unknown option '%s' (see --help)", argv[optind - 1]), -1;

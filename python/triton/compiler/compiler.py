@@ -264,7 +264,14 @@ def _load(kernel_path, meta, name, info):
     return _C.Compiled(kernel_path, meta["plan"], name, json.dumps(meta.get("constexprs", {})),
                        int(cost.get("bytes_loaded", 0) + cost.get("bytes_stored", 0)), float(cost.get("flops16", 0)),
                        float(cost.get("flops32", 0)), float(cost.get("flops64", 0)), meta.get("scopes", []), info,
-                       stream_bytes=int(meta.get("stream_bytes", 0)), trips=cost.get("trips") or None)
+                       stream_bytes=int(meta.get("stream_bytes", 0)), trips=cost.get("trips") or None,
+                       remarks=remarks_text(meta.get("remarks")))
+
+
+def remarks_text(remarks):
+    """The kernel's compiler remarks as Proton carries them (the .hatchet kernel node's
+    "remarks" metric): one "file:line:col: message" per line, None when there are none."""
+    return "\n".join(f"{f}:{line}:{col}: {msg}" for f, line, col, msg in remarks) if remarks else None
 
 
 class UnloadedKernel:
