@@ -78,9 +78,18 @@ LLVMTargetMachineRef cg_target_machine_create(const CgTarget *t, int opt_level, 
  * tiles, peels and vectorises them for target t. Caller owns the returned text
  * (free). */
 char *cg_script_build(MlirOperation module, CgStr *err); /* NULL (message in err): a generic without intent */
-/* The script that then eliminates empty tensors and bufferizes; 'split_transfers':
- * possibly out-of-bounds transfers get an in-bounds fast path. Caller frees. */
-char *cg_script_bufferize(bool split_transfers);
+/* The script that then eliminates empty tensors and bufferizes, and the one run
+ * after cg_split_masked_loops (hoisting; 'split_transfers': possibly out-of-bounds
+ * transfers get an in-bounds fast path). Caller frees. */
+char *cg_script_bufferize(void);
+char *cg_script_transfers(bool split_transfers);
+
+/* ---- cg_split.c ------------------------------------------------------------- */
+
+/* After bufferization: every loop whose vector reads may run past a masked row is
+ * split into an unmasked loop over the full vectors and the masked rest. Returns
+ * the number of loops split. */
+int cg_split_masked_loops(MlirModule mod);
 
 /* ---- cg_reduce.c ------------------------------------------------------------ */
 
@@ -98,6 +107,17 @@ typedef struct CgOpVec {
 void cg_opvec_push(CgOpVec *v, MlirOperation op);
 /* Whether op's name is 'name' ("scf.for"). */
 int cg_op_is(MlirOperation op, const char *name);
+/* Appends every op named 'name' under root (root included) to out, in walk order. */
+void cg_ops_named(MlirOperation root, const char *name, MlirWalkOrder order, CgOpVec *out);
+/* Whether op is 'anc' or nested in it; the op defining v (for a block argument,
+ * the op whose region holds the block) (cg_par.c). */
+int cg_op_within(MlirOperation op, MlirOperation anc);
+MlirOperation cg_value_owner(MlirValue v);
+static inline MlirStringRef
+cg_sref(const char *s)
+{
+    return mlirStringRefCreateFromCString(s);
+}
 
 /* Parses 'text', runs the pipeline of docs/compiler.md §1.4 and translates the
  * result into a new LLVM module in lctx (*out, owned by the caller). Fills sig

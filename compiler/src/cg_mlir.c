@@ -320,6 +320,27 @@ cg_op_is(MlirOperation op, const char *name)
     return n.length == strlen(name) && memcmp(n.data, name, n.length) == 0;
 }
 
+typedef struct NamedWalk {
+    const char *name;
+    CgOpVec *out;
+} NamedWalk;
+
+static MlirWalkResult
+named_walk(MlirOperation op, void *user)
+{
+    NamedWalk *w = user;
+    if (cg_op_is(op, w->name))
+        cg_opvec_push(w->out, op);
+    return MlirWalkResultAdvance;
+}
+
+void
+cg_ops_named(MlirOperation root, const char *name, MlirWalkOrder order, CgOpVec *out)
+{
+    NamedWalk w = {name, out};
+    mlirOperationWalk(root, named_walk, &w, order);
+}
+
 /* Runs the transform script 'script' (module text holding @__transform_main)
  * on mod. */
 static int
@@ -345,14 +366,6 @@ out:
     if (rc)
         cg_str_printf(d->err, "[transform script] failed; the script was:\n%s", script);
     return rc;
-}
-
-static MlirWalkResult
-find_empty(MlirOperation op, void *user)
-{
-    if (cg_op_is(op, "tensor.empty"))
-        cg_opvec_push(user, op);
-    return MlirWalkResultAdvance;
 }
 
 /* The result tied to operand k of a destination-style op (the value that shares
@@ -430,7 +443,7 @@ static void
 split_empty_tensors(MlirModule mod)
 {
     CgOpVec v = {0};
-    mlirOperationWalk(mlirModuleGetOperation(mod), find_empty, &v, MlirWalkPreOrder);
+    cg_ops_named(mlirModuleGetOperation(mod), "tensor.empty", MlirWalkPreOrder, &v);
     for (size_t i = 0; i < v.n; i++) {
         MlirValue r = mlirOperationGetResult(v.v[i], 0);
         CgOpVec users = {0};
@@ -539,9 +552,14 @@ cg_mlir_compile(const char *text, size_t len, const CgOptions *o, LLVMContextRef
     trace(mod, "transform script (tile, vectorize)", t_script);
     t_script = cg_now_ms();
     split_empty_tensors(mod);
-    char *bscript = cg_script_bufferize(!cg_target_is_riscv(&o->target) &&
-                                        !strstr(o->target.features, "+avx512f"));
+    char *bscript = cg_script_bufferize();
     int bsrc = apply_script(ctx, mod, bscript, &d);
+    free(bscript);
+    if (bsrc)
+        goto out;
+    cg_split_masked_loops(mod);
+    bscript = cg_script_transfers(!cg_target_is_riscv(&o->target) && !strstr(o->target.features, "+avx512f"));
+    bsrc = apply_script(ctx, mod, bscript, &d);
     free(bscript);
     if (bsrc)
         goto out;

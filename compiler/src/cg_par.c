@@ -54,9 +54,8 @@ sref(const char *s)
     return mlirStringRefCreateFromCString(s);
 }
 
-/* Whether op is 'anc' or nested in it. */
-static int
-within(MlirOperation op, MlirOperation anc)
+int
+cg_op_within(MlirOperation op, MlirOperation anc)
 {
     for (; !mlirOperationIsNull(op); op = mlirOperationGetParentOperation(op))
         if (mlirOperationEqual(op, anc))
@@ -64,9 +63,8 @@ within(MlirOperation op, MlirOperation anc)
     return 0;
 }
 
-/* The op defining v; for a block argument, the op whose region holds the block. */
-static MlirOperation
-owner_of(MlirValue v)
+MlirOperation
+cg_value_owner(MlirValue v)
 {
     if (mlirValueIsABlockArgument(v))
         return mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v));
@@ -87,7 +85,7 @@ collect_free(MlirOperation op, void *user)
         return MlirWalkResultAdvance;
     for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); i++) {
         MlirValue v = mlirOperationGetOperand(op, i);
-        if (!within(owner_of(v), f->loop))
+        if (!cg_op_within(cg_value_owner(v), f->loop))
             valvec_add(f->vals, v);
     }
     return MlirWalkResultAdvance;
@@ -105,7 +103,7 @@ replace_uses_within(MlirValue from, MlirValue to, MlirOperation scope, MlirOpera
         for (MlirOpOperand u = mlirValueGetFirstUse(from); !mlirOpOperandIsNull(u) && n < 256;
              u = mlirOpOperandGetNextUse(u)) {
             MlirOperation o = mlirOpOperandGetOwner(u);
-            if (within(o, scope) && !mlirOperationEqual(o, except)) {
+            if (cg_op_within(o, scope) && !mlirOperationEqual(o, except)) {
                 owners[n] = o;
                 nums[n++] = (intptr_t)mlirOpOperandGetOperandNumber(u);
             }

@@ -24,20 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static MlirStringRef
-sref(const char *s)
-{
-    return mlirStringRefCreateFromCString(s);
-}
-
-static MlirWalkResult
-find_reduce(MlirOperation op, void *user)
-{
-    if (cg_op_is(op, "linalg.reduce"))
-        cg_opvec_push(user, op);
-    return MlirWalkResultAdvance;
-}
-
 /* The combining kind of a one-op reduce body this pass handles, or NULL. */
 static const char *
 minmax_kind(MlirOperation red)
@@ -70,7 +56,7 @@ static MlirOperation
 create(const char *name, MlirLocation loc, intptr_t nops, const MlirValue *ops, MlirType res,
        intptr_t nattrs, const MlirNamedAttribute *attrs)
 {
-    MlirOperationState st = mlirOperationStateGet(sref(name), loc);
+    MlirOperationState st = mlirOperationStateGet(cg_sref(name), loc);
     mlirOperationStateAddOperands(&st, nops, ops);
     mlirOperationStateAddResults(&st, 1, &res);
     if (nattrs)
@@ -105,8 +91,8 @@ rewrite(MlirOperation red, const char *kind)
     mlirBlockInsertOwnedOperationBefore(blk, red, ex);
     char k[48];
     snprintf(k, sizeof k, "#vector.kind<%s>", kind);
-    MlirNamedAttribute ka = mlirNamedAttributeGet(mlirIdentifierGet(ctx, sref("kind")),
-                                                  mlirAttributeParseGet(ctx, sref(k)));
+    MlirNamedAttribute ka = mlirNamedAttributeGet(mlirIdentifierGet(ctx, cg_sref("kind")),
+                                                  mlirAttributeParseGet(ctx, cg_sref(k)));
     for (int64_t n = mlirShapedTypeGetDimSize(vt, 0); n > 1 && n % 2 == 0; n /= 2) {
         int64_t h = n / 2;
         MlirType ht = mlirVectorTypeGet(1, &h, et);
@@ -115,11 +101,11 @@ rewrite(MlirOperation red, const char *kind)
             char a[64];
             MlirNamedAttribute at[3];
             snprintf(a, sizeof a, "[%lld : i64]", (long long)(i * h));
-            at[0] = mlirNamedAttributeGet(mlirIdentifierGet(ctx, sref("offsets")), mlirAttributeParseGet(ctx, sref(a)));
+            at[0] = mlirNamedAttributeGet(mlirIdentifierGet(ctx, cg_sref("offsets")), mlirAttributeParseGet(ctx, cg_sref(a)));
             snprintf(a, sizeof a, "[%lld : i64]", (long long)h);
-            at[1] = mlirNamedAttributeGet(mlirIdentifierGet(ctx, sref("sizes")), mlirAttributeParseGet(ctx, sref(a)));
-            at[2] = mlirNamedAttributeGet(mlirIdentifierGet(ctx, sref("strides")),
-                                          mlirAttributeParseGet(ctx, sref("[1 : i64]")));
+            at[1] = mlirNamedAttributeGet(mlirIdentifierGet(ctx, cg_sref("sizes")), mlirAttributeParseGet(ctx, cg_sref(a)));
+            at[2] = mlirNamedAttributeGet(mlirIdentifierGet(ctx, cg_sref("strides")),
+                                          mlirAttributeParseGet(ctx, cg_sref("[1 : i64]")));
             MlirOperation sl = create("vector.extract_strided_slice", loc, 1, &vec, ht, 3, at);
             mlirBlockInsertOwnedOperationBefore(blk, red, sl);
             half[i] = mlirOperationGetResult(sl, 0);
@@ -156,7 +142,7 @@ void
 cg_reduce_minmax_merges(MlirModule mod)
 {
     CgOpVec v = {0};
-    mlirOperationWalk(mlirModuleGetOperation(mod), find_reduce, &v, MlirWalkPreOrder);
+    cg_ops_named(mlirModuleGetOperation(mod), "linalg.reduce", MlirWalkPreOrder, &v);
     for (size_t i = 0; i < v.n; i++) {
         const char *kind = minmax_kind(v.v[i]);
         if (kind)

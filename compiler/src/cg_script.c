@@ -330,14 +330,9 @@ static const char script_tail[] =
     "}\n";
 
 /* The second script (after cg_mlir.c has given each tensor.empty use its own op):
- * empty-tensor elimination, bufferization, hoisting of redundant transfers. With
- * 'split_transfers', every vector transfer that may run past its memref (the reads
- * of a masked load's padded tile, in every chunk of a row) is split into an
- * in-bounds fast path and a masked slow path behind a bounds test: for targets
- * whose masked vector loads cost more than the test (x86 without AVX-512 mask
- * registers: vmaskmovps); with AVX-512 or RVV masks the split measured slower. */
+ * empty-tensor elimination and bufferization. */
 char *
-cg_script_bufferize(bool split_transfers)
+cg_script_bufferize(void)
 {
     CgStr s = {0};
     cg_str_printf(&s, "%s",
@@ -346,9 +341,29 @@ cg_script_bufferize(bool split_transfers)
                   "    %f = transform.structured.match ops{[\"func.func\"]} in %root"
                   " : (!transform.any_op) -> !transform.any_op\n"
                   "    transform.bufferization.eliminate_empty_tensors %f : !transform.any_op\n"
-                  "    %b = transform.bufferization.one_shot_bufferize %root {allow_return_allocs_from_loops = true,"
+                  "    transform.bufferization.one_shot_bufferize %root {allow_return_allocs_from_loops = true,"
                   " memcpy_op = \"linalg.copy\"} : (!transform.any_op) -> !transform.any_op\n"
-                  "    %bf = transform.structured.match ops{[\"func.func\"]} in %b"
+                  "    transform.yield\n"
+                  "  }\n"
+                  "}\n");
+    return cg_str_take(&s);
+}
+
+/* The third script (after cg_split.c has split the loops over masked rows):
+ * hoisting of redundant transfers. With 'split_transfers', every vector transfer
+ * that may still run past its memref (the masked tails, and reads the loop split
+ * does not handle) is split into an in-bounds fast path and a masked slow path
+ * behind a bounds test: for targets whose masked vector loads cost more than the
+ * test (x86 without AVX-512 mask registers: vmaskmovps); with AVX-512 or RVV masks
+ * the split measured slower. */
+char *
+cg_script_transfers(bool split_transfers)
+{
+    CgStr s = {0};
+    cg_str_printf(&s, "%s",
+                  "module attributes {transform.with_named_sequence} {\n"
+                  "  transform.named_sequence @__transform_main(%root: !transform.any_op) {\n"
+                  "    %bf = transform.structured.match ops{[\"func.func\"]} in %root"
                   " : (!transform.any_op) -> !transform.any_op\n");
     if (split_transfers)
         cg_str_printf(&s, "%s",

@@ -9,6 +9,7 @@ torch on fp32 copies of the inputs. Then the riscv64 assembly of softmax and lay
 norm: its loops carry no scalar float reductions and touch no stack.
 """
 import re
+import subprocess
 import sys
 import os
 
@@ -26,6 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from bench_norms import (cross_entropy_kernel, layer_norm_kernel, log_softmax_kernel,  # noqa: E402
                          rms_norm_kernel, silu_kernel, softmax_kernel)
 
+OPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "bin", "tritium-opt")
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 SHAPES = [(5, 1), (7, 37), (64, 512), (13, 1000), (3, 4096), (2, 5000)]
 
@@ -172,3 +174,70 @@ def test_riscv_inner_loops_vector_only(which):
         assert not scalar_fp, (label, scalar_fp)     # no scalar reduction loop
         assert not stack, (label, stack)             # no per-iteration stack round trip
         assert vec * 2 >= len(body), (label, body)   # mostly vector instructions
+
+
+# ---- masked rows: full vectors unmasked, the masked tail alone (cg_split.c) -------------------
+
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 63, 64, 65, 1000, 1008, 1023, 1024])
+def test_softmax_split_bounds(n):
+    """Row lengths either side of the vector and chunk widths; each row is followed by
+    NaN in memory (row stride > n), which a full-vector read past n would pull in."""
+    m, stride = 5, 1024 + 64
+    buf = torch.full((m, stride), float("nan"))
+    buf[:, :n] = torch.randn(m, n) * 3
+    y = torch.full((m, stride), 7.0)
+    softmax_kernel[(m,)](buf, y, n, stride, BLOCK=1024, MASKED=True)
+    torch.testing.assert_close(y[:, :n], torch.softmax(buf[:, :n], 1), **_tol(torch.float32))
+    assert torch.all(y[:, n:] == 7.0)  # nothing stored past the row
+
+
+@pytest.mark.parametrize("n,block", [(1000, 256), (1008, 256), (1024, 256), (777, 1024), (17, 16)])
+def test_layer_norm_split_bounds(n, block):
+    m, stride = 4, 1100
+    buf = torch.full((m, stride), float("nan"))
+    buf[:, :n] = torch.randn(m, n) + 1.5
+    w, b = torch.rand(n), torch.randn(n)
+    y = torch.full((m, stride), 7.0)
+    layer_norm_kernel[(m,)](buf, y, w, b, stride, n, 1e-5, BLOCK=block, MASKED=True)
+    want = torch.nn.functional.layer_norm(buf[:, :n], (n,), w, b, 1e-5)
+    torch.testing.assert_close(y[:, :n], want, **_tol(torch.float32))
+    assert torch.all(y[:, n:] == 7.0)
+
+
+SM_SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32", "stride": "i32"}
+
+
+def _loop_loads(asm, is_rv):
+    """(masked, plain) vector loads of each innermost loop that has a max reduction step."""
+    out = []
+    for label, body in asm_loops(asm, r"^b" if is_rv else r"^j"):
+        if not any(i.startswith("vfmax.vv" if is_rv else "vmaxps") for i in body):
+            continue
+        if is_rv:
+            loads = [i for i in body if re.match(r"^vle(8|16|32|64)\.v", i)]
+            masked = [i for i in loads if i.endswith("v0.t")]
+        else:  # a vector register and a memory operand: a load (stores have no max in their loop)
+            loads = [i for i in body if re.search(r"\(%r\w+", i) and re.search(r"%[xyz]mm", i)
+                     and not i.startswith("vmovaps\t%") and not i.startswith("vmovups\t%")]
+            masked = [i for i in loads if "{%k" in i or i.startswith("vmaskmov")]
+        out.append((label, len(masked), len(loads) - len(masked)))
+    return out
+
+
+@pytest.mark.parametrize("arch", [0, "znver1", "riscv64"])
+def test_masked_row_loop_loads_unmasked(arch, tmp_path):
+    """The masked softmax's max loop reads full vectors with plain loads; the masked loads
+    are in the tail loop alone (before the split every load of the row was masked, or, on
+    AVX2, tested in bounds per vector). Host, AVX2 (znver1 through tritium-opt), RVV."""
+    k = triton.compile(triton.compiler.ASTSource(softmax_kernel, SM_SIG, {"BLOCK": 1024, "MASKED": True}),
+                       target=GPUTarget("cpu", "riscv64" if arch == "riscv64" else 0, 0))
+    asm = k.asm["asm"]
+    if arch == "znver1":
+        (tmp_path / "k_tt.mlir").write_text(k.asm["ttir"])
+        p = subprocess.run([OPT, str(tmp_path / "k_tt.mlir"), "--emit=asm", "--mcpu=znver1"],
+                           capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        asm = p.stdout
+    loops = _loop_loads(asm, arch == "riscv64")
+    assert any(plain and not masked for _, masked, plain in loops), loops  # the full-vector loop
+    assert all(not (masked and plain) for _, masked, plain in loops), loops  # no loop mixes the two
