@@ -45,14 +45,26 @@ typedef enum IrDtype {
     IR_I1, IR_I8, IR_I16, IR_I32, IR_I64,
     IR_U8, IR_U16, IR_U32, IR_U64,
     IR_F16, IR_BF16, IR_F32, IR_F64,
+    /* 8-bit floats (Triton's names): e4m3fn, e5m2, e4m3 bias 15, e4m3fnuz, e5m2fnuz.
+     * Neither float nor int: they are stored as i8 and only moved, selected and
+     * bitcast; casts and arithmetic widen them in the builder (ir_build_fp8.c). */
+    IR_F8E4NV, IR_F8E5, IR_F8E4B15, IR_F8E4B8, IR_F8E5B16,
     IR_DTYPE_COUNT
 } IrDtype;
 
 const char *ir_dtype_name(IrDtype d);     /* "int32", "fp16", ... (Triton's names) */
-const char *ir_dtype_mlir(IrDtype d);     /* "i32", "f16", ... */
+const char *ir_dtype_mlir(IrDtype d);     /* "i32", "f16", ... (fp8: their storage, "i8") */
+const char *ir_dtype_ttir(IrDtype d);     /* the TTIR spelling: as mlir, fp8 "f8E4M3FN" ... */
 int ir_dtype_bits(IrDtype d);
-bool ir_dtype_is_float(IrDtype d);
+bool ir_dtype_is_float(IrDtype d);        /* fp16, bf16, fp32, fp64 (not the fp8s) */
 bool ir_dtype_is_int(IrDtype d);          /* includes i1 */
+bool ir_dtype_is_fp8(IrDtype d);
+/* An fp8 format's parameters: exponent and mantissa bits, exponent bias and its
+ * special values (IR_FP8_IEEE: all-ones exponent is inf/NaN; IR_FP8_FN: only
+ * S.1111.111 is NaN, no inf; IR_FP8_FNUZ: only 0x80 is NaN, no inf, no -0). */
+enum { IR_FP8_IEEE, IR_FP8_FN, IR_FP8_FNUZ };
+typedef struct IrFp8Format { int ebits, mbits, bias, kind; } IrFp8Format;
+const IrFp8Format *ir_fp8_format(IrDtype d); /* NULL for other dtypes */
 bool ir_dtype_is_signed(IrDtype d);       /* signed ints (not i1) */
 /* Bit patterns of v rounded to the nearest fp16 / bf16, ties to even, in one step
  * from double (no double rounding through float): overflow gives infinity,

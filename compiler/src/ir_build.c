@@ -540,15 +540,15 @@ step_sign(IrBuilder *b, IrRef s)
     return d && d->opc == IR_GET_NUM_PROGRAMS ? 1 : 0;
 }
 
-static IrRef
-int_binop(IrBuilder *b, IrOpc opc, IrRef x, IrRef y)
+IrRef
+bbin(IrBuilder *b, IrOpc opc, IrRef x, IrRef y)
 {
     IrRef args[2] = {x, y};
     return bemit(b, opc, args, 2, btype(b, x));
 }
 
-static IrRef
-select3(IrBuilder *b, IrRef c, IrRef x, IrRef y)
+IrRef
+bselect(IrBuilder *b, IrRef c, IrRef x, IrRef y)
 {
     IrRef args[3] = {c, x, y};
     return bemit(b, IR_SELECT, args, 3, btype(b, x));
@@ -578,8 +578,8 @@ ir_b_for_begin(IrBuilder *b, IrOperand lb, IrOperand ub, IrOperand step, const I
     int sign = step_sign(b, s);
     IrRef down = IR_NONE, mirror = IR_NONE;
     if (sign <= 0) {
-        mirror = int_binop(b, IR_ADDI, l, u);
-        IrRef zero = bconst_int(b, 0, it), neg = int_binop(b, IR_SUBI, zero, s);
+        mirror = bbin(b, IR_ADDI, l, u);
+        IrRef zero = bconst_int(b, 0, it), neg = bbin(b, IR_SUBI, zero, s);
         if (sign < 0) {
             IrRef t = l;
             l = u, u = t, s = neg;
@@ -588,8 +588,8 @@ ir_b_for_begin(IrBuilder *b, IrOperand lb, IrOperand ub, IrOperand step, const I
             IrOp *lt = bemit_op(b, IR_CMPI, args, 2, ir_type_scalar(b->m, IR_I1));
             lt->i[0] = IR_CMPI_SLT;
             down = lt->res[0];
-            IrRef l2 = select3(b, down, u, l), u2 = select3(b, down, l, u);
-            s = select3(b, down, neg, s);
+            IrRef l2 = bselect(b, down, u, l), u2 = bselect(b, down, l, u);
+            s = bselect(b, down, neg, s);
             l = l2, u = u2;
         }
     }
@@ -613,8 +613,8 @@ ir_b_for_begin(IrBuilder *b, IrOperand lb, IrOperand ub, IrOperand step, const I
         return -1;
     b->blk = body;
     if (mirror) {
-        IrRef rev = int_binop(b, IR_SUBI, mirror, body_args[0]);
-        body_args[0] = down ? select3(b, down, rev, body_args[0]) : rev;
+        IrRef rev = bbin(b, IR_SUBI, mirror, body_args[0]);
+        body_args[0] = down ? bselect(b, down, rev, body_args[0]) : rev;
     }
     return 0;
 }

@@ -15,11 +15,13 @@
 /* ---- dtype predicates ------------------------------------------------------------- */
 
 static bool isf(int d) { return d >= 0 && ir_dtype_is_float((IrDtype)d); }
+static bool is8(int d) { return d >= 0 && ir_dtype_is_fp8((IrDtype)d); }
+static bool isfl(int d) { return isf(d) || is8(d); } /* upstream's is_floating() */
 static bool isi(int d) { return d >= 0 && ir_dtype_is_int((IrDtype)d); }
 static bool issigned(int d) { return d >= 0 && ir_dtype_is_signed((IrDtype)d); }
 static int bits(int d) { return ir_dtype_bits((IrDtype)d); }
 /* Triton's dtype.KIND: BOOLEAN < INTEGRAL < FLOATING */
-static int kind(int d) { return d == IR_I1 ? 0 : isf(d) ? 2 : 1; }
+static int kind(int d) { return d == IR_I1 ? 0 : isfl(d) ? 2 : 1; }
 
 static IrType scalar(IrBuilder *b, int d) { return ir_type_scalar(b->m, (IrDtype)d); }
 
@@ -78,6 +80,9 @@ static IrRef
 literal_const(IrBuilder *b, IrOperand o, int d)
 {
     IrType t = scalar(b, d);
+    if (is8(d)) /* encoded as a cast would: one rounding from the literal's value */
+        return bcast(b, bconst_float(b, o.kind == IR_OPND_FLOAT ? o.f : o.is_u64 ? (double)o.u : (double)o.i,
+                                     scalar(b, IR_F64)), t, 0);
     if (isf(d)) {
         double v = o.kind == IR_OPND_FLOAT ? o.f : o.is_u64 ? (double)o.u : (double)o.i;
         return bconst_float(b, v, t);
@@ -162,6 +167,19 @@ bcast(IrBuilder *b, IrRef x, IrType dst, int rounding)
             return cast_op(b, IR_INT_TO_PTR, x, dst);
         return bfail(b, "cannot cast %s to %s", tn(b, btype(b, x), t1), tn(b, dst, t2));
     }
+    /* fp8: decoded to fp32 (exactly) and from there; encoded from fp32 or fp64
+     * (integers through fp64, exact below 2^53 and beyond every fp8's range) */
+    if (is8(sd) || is8(dd)) {
+        if (is8(sd)) {
+            x = bfp8_decode(b, x);
+            return is8(dd) ? bfp8_encode(b, x, dst, rounding == 1) : bcast(b, x, dst, rounding);
+        }
+        if (isi(sd))
+            x = bcast(b, x, scalar(b, IR_F64), 0);
+        else if (sd != IR_F32 && sd != IR_F64)
+            x = bcast(b, x, scalar(b, IR_F32), 0);
+        return x ? bfp8_encode(b, x, dst, rounding == 1) : IR_NONE;
+    }
     /* fp16 / bf16 to anything but fp32 goes through fp32 */
     if ((sd == IR_F16 || sd == IR_BF16) && dd != IR_F32)
         return bcast(b, bcast(b, x, scalar(b, IR_F32), 0), dst, rounding);
@@ -220,7 +238,7 @@ ir_b_cast(IrBuilder *b, IrOperand xo, IrType dst, bool bitcast, int rounding)
     }
     if (rounding != 0) { /* 1 = rtz, 2 = rtne given explicitly */
         int sd = ir_type_dtype(b->m, src), dd = ir_type_dtype(b->m, dst);
-        if (!(isf(sd) && isf(dd) && bits(sd) > bits(dd)))
+        if (!(isfl(sd) && isfl(dd) && bits(sd) > bits(dd)))
             return bfail(b, "fp_downcast_rounding should be set only for truncating fp conversions, "
                             "source scalar type is %s and destination type is %s",
                          tn(b, src, t1), tn(b, dst, t2));
@@ -264,6 +282,8 @@ computation_type(IrBuilder *b, int a, bool a_lit, int c, bool c_lit, bool div_or
         return div_or_mod ? IR_F32 : IR_BF16;
     if (a == IR_BF16 || c == IR_BF16)
         return IR_F32;
+    if (is8(a) && is8(c)) /* upstream: the same fp8, or fp16 for two different ones */
+        return div_or_mod ? IR_F32 : a == c ? a : IR_F16;
     if (!isi(a) || !isi(c)) {
         bfail(b, "unexpected type %s and %s", ir_dtype_name((IrDtype)a), ir_dtype_name((IrDtype)c));
         return -1;
@@ -396,8 +416,8 @@ floor_div_float(IrBuilder *b, IrRef x, IrRef y)
     return bemit(b, IR_FLOOR, &q, 1, btype(b, q));
 }
 
-IrRef
-ir_b_binop(IrBuilder *b, IrBinop op, IrOperand xo, IrOperand yo)
+static IrRef
+binop_impl(IrBuilder *b, IrBinop op, IrOperand xo, IrOperand yo)
 {
     Pair p;
     char t1[256], t2[256];
@@ -547,6 +567,35 @@ ir_b_binop(IrBuilder *b, IrBinop op, IrOperand xo, IrOperand yo)
     }
 }
 
+/* fp8 operands: upstream's computation type (the same fp8 for two of one format
+ * or one and a literal, fp16 for two formats, else the wider float); the work is
+ * done on the widened values and an arithmetic result goes back to the fp8. */
+IrRef
+ir_b_binop(IrBuilder *b, IrBinop op, IrOperand xo, IrOperand yo)
+{
+    int xd = opnd_dtype(b, xo), yd = opnd_dtype(b, yo);
+    if ((!is8(xd) && !is8(yd)) || op == IR_B_LOGICAL_AND || op == IR_B_LOGICAL_OR)
+        return binop_impl(b, op, xo, yo);
+    char t1[256], t2[256];
+    if (op >= IR_B_AND && op <= IR_B_SHR)
+        return bfail(b, "invalid operands of type %s and %s", opnd_type_name(b, xo, t1), opnd_type_name(b, yo, t2));
+    bool dm = op == IR_B_TRUEDIV || op == IR_B_FLOORDIV || op == IR_B_MOD;
+    int dt = computation_type(b, xd, xo.kind != IR_OPND_VALUE, yd, yo.kind != IR_OPND_VALUE, dm);
+    if (dt < 0)
+        return IR_NONE;
+    int wide = is8(dt) ? IR_F32 : dt;
+    if (xo.kind == IR_OPND_VALUE && is8(xd))
+        xo = ir_opnd(bcast(b, xo.ref, scalar(b, wide), 0));
+    if (yo.kind == IR_OPND_VALUE && is8(yd))
+        yo = ir_opnd(bcast(b, yo.ref, scalar(b, wide), 0));
+    if ((xo.kind == IR_OPND_VALUE && !xo.ref) || (yo.kind == IR_OPND_VALUE && !yo.ref))
+        return IR_NONE;
+    IrRef r = binop_impl(b, op, xo, yo);
+    if (r && is8(dt) && bdtype(b, r) == IR_F32)
+        r = bcast(b, r, scalar(b, dt), 0);
+    return r;
+}
+
 IrRef
 ir_b_unop(IrBuilder *b, IrUnop op, IrOperand xo)
 {
@@ -559,6 +608,8 @@ ir_b_unop(IrBuilder *b, IrUnop op, IrOperand xo)
     case IR_U_PLUS:
         return x;
     case IR_U_NEG:
+        if (is8(d)) /* exact through fp32 (a fnuz zero stays +0) */
+            return bcast(b, neg_value(b, bcast(b, x, scalar(b, IR_F32), 0)), belem(b, x), 0);
         if (bis_ptr(b, x))
             return bfail(b, "wrong type argument to unary minus (%s)", tn(b, btype(b, x), t1));
         return neg_value(b, x);
@@ -623,6 +674,10 @@ ir_b_math(IrBuilder *b, const char *fn, IrOperand xo)
     if (!x)
         return IR_NONE;
     int d = bdtype(b, x);
+    if (is8(d)) { /* computed in fp32; a float result goes back to the fp8 */
+        IrRef r = ir_b_math(b, fn, ir_opnd(bcast(b, x, scalar(b, IR_F32), 0)));
+        return r && bdtype(b, r) == IR_F32 ? bcast(b, r, belem(b, x), 0) : r;
+    }
     const MathFn *mf = NULL;
     for (size_t i = 0; i < sizeof math_fns / sizeof *math_fns; i++)
         if (!strcmp(math_fns[i].name, fn))

@@ -1,6 +1,6 @@
 /*
  * ir_build_int.h — state and shared helpers of the front-end builder
- * (ir_build.c, ir_build_arith.c, ir_build_mem.c).
+ * (ir_build.c, ir_build_arith.c, ir_build_mem.c, ir_build_fp8.c).
  *
  * The builder inserts at the end of the current block. Control-flow ops push a
  * frame; their bodies are built in nested blocks and closed by the matching
@@ -41,6 +41,8 @@ IrOp *bemit_op(IrBuilder *b, IrOpc opc, const IrRef *args, uint32_t nargs, IrTyp
 IrRef bemit(IrBuilder *b, IrOpc opc, const IrRef *args, uint32_t nargs, IrType restype);
 IrRef bconst_int(IrBuilder *b, int64_t v, IrType t);
 IrRef bconst_float(IrBuilder *b, double v, IrType t);
+IrRef bbin(IrBuilder *b, IrOpc opc, IrRef x, IrRef y);      /* result typed as x */
+IrRef bselect(IrBuilder *b, IrRef c, IrRef x, IrRef y);     /* c ? x : y, typed as x */
 IrType btype(IrBuilder *b, IrRef v);
 bool bis_tensor(IrBuilder *b, IrRef v);
 int brank(IrBuilder *b, IrRef v);
@@ -65,5 +67,9 @@ IrRef bvalue(IrBuilder *b, IrOperand o, int dtype);
 /* Triton's cast() of a value to scalar type 'dst' (element-wise for tensors). */
 IrRef bcast(IrBuilder *b, IrRef x, IrType dst, int rounding);
 IrRef bcmp_ne_zero(IrBuilder *b, IrRef x);
+
+/* ---- ir_build_fp8.c ---- */
+IrRef bfp8_decode(IrBuilder *b, IrRef x);                       /* fp8 -> fp32, exact */
+IrRef bfp8_encode(IrBuilder *b, IrRef x, IrType dst, bool rtz); /* fp32/fp64 -> fp8 dst */
 
 #endif /* IR_BUILD_INT_H */

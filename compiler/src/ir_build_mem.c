@@ -13,6 +13,7 @@
 static IrType scalar(IrBuilder *b, int d) { return ir_type_scalar(b->m, (IrDtype)d); }
 static bool isf(int d) { return d >= 0 && ir_dtype_is_float((IrDtype)d); }
 static bool isi(int d) { return d >= 0 && ir_dtype_is_int((IrDtype)d); }
+static bool is8(int d) { return d >= 0 && ir_dtype_is_fp8((IrDtype)d); }
 
 /* Pointee of a scalar pointer or tensor-of-pointers value; 0 otherwise. */
 static IrType
@@ -326,10 +327,12 @@ ir_b_atomic_rmw(IrBuilder *b, const char *kind, IrRef ptr, IrOperand valo, IrRef
         if (mask)
             mask = bbroadcast_shape(b, mask, brank(b, ptr), bshape(b, ptr));
     }
+    int d = ir_type_dtype(b->m, elt);
+    if (is8(d))
+        return bfail(b, "atomic_%s does not support %s", kind, ir_dtype_name((IrDtype)d));
     val = bcast(b, val, elt, 0);
     if (!val)
         return IR_NONE;
-    int d = ir_type_dtype(b->m, elt);
     /* float add is fadd; signed/unsigned max/min follow the element type */
     if (k == IR_RMW_ADD && isf(d))
         k = IR_RMW_FADD;
@@ -390,6 +393,18 @@ ir_b_dot(IrBuilder *b, IrRef a, IrRef c, IrRef acc, int out_dtype, int input_pre
     if (ra == 3 && as[0] != cs[0])
         return bfail(b, "dot: batch dimensions differ (%lld and %lld)", (long long)as[0], (long long)cs[0]);
     int da = bdtype(b, a), dc = bdtype(b, c);
+    bool f8 = false;
+    if (is8(da) || is8(dc)) { /* computed by widening: fp8 values (and their products) are exact in fp32 */
+        if (!(is8(da) || isf(da)) || !(is8(dc) || isf(dc)))
+            return bfail(b, "dot: an fp8 operand goes with an fp8 or float operand, got %s and %s",
+                         ir_dtype_name((IrDtype)da), ir_dtype_name((IrDtype)dc));
+        a = bcast(b, a, scalar(b, IR_F32), 0);
+        c = bcast(b, c, scalar(b, IR_F32), 0);
+        if (!a || !c)
+            return IR_NONE;
+        da = dc = IR_F32;
+        f8 = true;
+    }
     if (da != dc)
         return bfail(b, "Both operands must be same dtype. Got %s and %s", ir_dtype_name((IrDtype)da),
                      ir_dtype_name((IrDtype)dc));
@@ -398,6 +413,8 @@ ir_b_dot(IrBuilder *b, IrRef a, IrRef c, IrRef acc, int out_dtype, int input_pre
         rd = IR_I32;
     else if (out_dtype == IR_BF16)
         return bfail(b, "out_dtype=bfloat16 is unsupported. Please use out_dtype=float32/float16 and cast with `.to(tl.bfloat16)`");
+    else if (f8)
+        rd = out_dtype >= 0 ? out_dtype : IR_F32; /* upstream: an fp8 dot gives out_dtype */
     else if (da == IR_F32 || da == IR_BF16 || da == IR_F64)
         rd = da == IR_F64 ? IR_F64 : IR_F32;
     else
@@ -607,6 +624,8 @@ ir_b_reduce(IrBuilder *b, IrReduceKind kind, IrRef x, int axis, bool keep_dims, 
             /* spine-triton: fp16 max/min stay fp16 */
         }
     }
+    if (is8(d) && cd < 0)
+        cd = IR_F32; /* fp8 reduces in fp32 */
     if ((kind == IR_RED_XOR_SUM || kind == IR_RED_AND || kind == IR_RED_OR) && !isi(d))
         return bfail(b, "xor_sum/reduce_and/reduce_or only supported for integers");
     if (cd >= 0 && cd != d && !(x = bcast(b, x, ir_type_scalar(b->m, (IrDtype)cd), 0)))

@@ -238,8 +238,9 @@ pr_type(Parser *P)
         if (pr_is_id(P, "tensor"))
             return parse_tensor_type(P);
         for (int d = 0; d < IR_DTYPE_COUNT; d++) {
-            if (ir_dtype_is_signed((IrDtype)d) || d == IR_I1 || ir_dtype_is_float((IrDtype)d)) {
-                const char *s = ir_dtype_mlir((IrDtype)d);
+            if (ir_dtype_is_signed((IrDtype)d) || d == IR_I1 || ir_dtype_is_float((IrDtype)d) ||
+                ir_dtype_is_fp8((IrDtype)d)) {
+                const char *s = ir_dtype_ttir((IrDtype)d);
                 if (TOK.slen == strlen(s) && memcmp(TOK.str, s, TOK.slen) == 0) {
                     pr_next(P);
                     return ir_type_scalar(P->m, (IrDtype)d);

@@ -14,19 +14,29 @@
 static const struct {
     const char *name, *mlir;
     uint8_t bits, is_float, is_signed;
+    const char *ttir; /* fp8 only: the TTIR spelling (upstream's MLIR type names) */
+    IrFp8Format f8;
 } dtypes[IR_DTYPE_COUNT] = {
     {"int1", "i1", 1, 0, 0},     {"int8", "i8", 8, 0, 1},      {"int16", "i16", 16, 0, 1},
     {"int32", "i32", 32, 0, 1},  {"int64", "i64", 64, 0, 1},   {"uint8", "i8", 8, 0, 0},
     {"uint16", "i16", 16, 0, 0}, {"uint32", "i32", 32, 0, 0},  {"uint64", "i64", 64, 0, 0},
     {"fp16", "f16", 16, 1, 0},   {"bf16", "bf16", 16, 1, 0},   {"fp32", "f32", 32, 1, 0},
     {"fp64", "f64", 64, 1, 0},
+    {"fp8e4nv", "i8", 8, 0, 0, "f8E4M3FN", {4, 3, 7, IR_FP8_FN}},
+    {"fp8e5", "i8", 8, 0, 0, "f8E5M2", {5, 2, 15, IR_FP8_IEEE}},
+    {"fp8e4b15", "i8", 8, 0, 0, "f8E4M3B11FNUZ", {4, 3, 15, IR_FP8_FN}},
+    {"fp8e4b8", "i8", 8, 0, 0, "f8E4M3FNUZ", {4, 3, 8, IR_FP8_FNUZ}},
+    {"fp8e5b16", "i8", 8, 0, 0, "f8E5M2FNUZ", {5, 2, 16, IR_FP8_FNUZ}},
 };
 
 const char *ir_dtype_name(IrDtype d) { return (unsigned)d < IR_DTYPE_COUNT ? dtypes[d].name : "?"; }
 const char *ir_dtype_mlir(IrDtype d) { return (unsigned)d < IR_DTYPE_COUNT ? dtypes[d].mlir : "?"; }
 int ir_dtype_bits(IrDtype d) { return dtypes[d].bits; }
 bool ir_dtype_is_float(IrDtype d) { return dtypes[d].is_float; }
-bool ir_dtype_is_int(IrDtype d) { return !dtypes[d].is_float; }
+bool ir_dtype_is_fp8(IrDtype d) { return (unsigned)d < IR_DTYPE_COUNT && dtypes[d].ttir != NULL; }
+bool ir_dtype_is_int(IrDtype d) { return !dtypes[d].is_float && !ir_dtype_is_fp8(d); }
+const char *ir_dtype_ttir(IrDtype d) { return ir_dtype_is_fp8(d) ? dtypes[d].ttir : ir_dtype_mlir(d); }
+const IrFp8Format *ir_fp8_format(IrDtype d) { return ir_dtype_is_fp8(d) ? &dtypes[d].f8 : NULL; }
 bool ir_dtype_is_signed(IrDtype d) { return dtypes[d].is_signed; }
 
 /* ---- interning ---------------------------------------------------------------- */
@@ -214,7 +224,7 @@ spell(Sbuf *s, const IrModule *m, IrType t)
     char num[32];
     switch (ti->kind) {
     case IR_TK_SCALAR:
-        sput(s, dtypes[ti->dtype].mlir);
+        sput(s, ir_dtype_ttir((IrDtype)ti->dtype));
         break;
     case IR_TK_PTR:
         sput(s, "!tt.ptr<");

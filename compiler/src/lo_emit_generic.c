@@ -648,6 +648,22 @@ pad_value(LeCtx *c, IrOp *ld, IrType elem)
     return le_scalar(c, od->args[0]); /* a splat (LpMem.pad_uniform) */
 }
 
+/* "[[0, 1], [2]]": the dims of each of n collapsed dims (groups[k]: dim k's). */
+static void
+reassoc(LoBuf *o, const int *groups, int r, int n)
+{
+    lo_printf(o, "[");
+    for (int g = 0; g < n; g++) {
+        lo_printf(o, "%s[", g ? ", " : "");
+        int m = 0;
+        for (int k = 0; k < r; k++)
+            if (groups[k] == g)
+                lo_printf(o, "%s%d", m++ ? ", " : "", k);
+        lo_printf(o, "]");
+    }
+    lo_printf(o, "]");
+}
+
 /* The padded full tile of a lazy view load, read where the consumer is. */
 static unsigned
 padded_tile(LeCtx *c, IrRef v, const LpMem *mem)
@@ -671,6 +687,45 @@ padded_tile(LeCtx *c, IrRef v, const LpMem *mem)
     if (!padded)
         return t;
     unsigned pad = pad_value(c, ld, elem);
+    /* Unmasked size-1 dims are collapsed away before the pad and expanded after it:
+     * MLIR 19 folds a consumer's broadcasting read of a padded [n, 1] tile into the
+     * pad's masked read and then rejects the masked broadcast (lower-vector-mask:
+     * "requires broadcast dimensions to be in-bounds"); a padded [n] tile expanded
+     * to [n, 1] vectorises. groups[k]: the collapsed dim that dim k joins. */
+    int groups[IR_MAX_RANK], nsq = 0;
+    bool squeeze = false;
+    for (int k = 0; k < r; k++) {
+        bool drop = shape[k] == 1 && !it.lo[k] && !it.size[k];
+        squeeze |= drop;
+        groups[k] = drop ? -1 : nsq++;
+    }
+    if (squeeze && nsq > 0) {
+        int last = -1;
+        for (int k = r - 1; k >= 0; k--) /* a unit dim joins the next kept dim (the last: the previous one) */
+            groups[k] = groups[k] >= 0 ? (last = groups[k]) : last;
+        for (int k = 0; k < r; k++)
+            if (groups[k] < 0)
+                groups[k] = nsq - 1;
+    } else {
+        squeeze = false;
+    }
+    LoType sq = tt;
+    unsigned kept[IR_MAX_RANK];
+    int nk = 0;
+    if (squeeze) {
+        for (int k = 0; k < r; k++)
+            if (!(shape[k] == 1 && !it.lo[k] && !it.size[k]))
+                kept[nk++] = (unsigned)k;
+        sq.rank = (uint8_t)nk;
+        for (int j = 0; j < nk; j++)
+            sq.shape[j] = tt.shape[kept[j]];
+        LoBuf *o = c->out;
+        unsigned cs = lo_fresh(o);
+        lo_printf(o, "%*s%%v%u = tensor.collapse_shape %%v%u ", o->indent, "", cs, t);
+        reassoc(o, groups, r, nsq);
+        lo_printf(o, " : %s into %s\n", le_ty(c, &tt), le_ty(c, &sq));
+        t = cs;
+    }
     unsigned hi_pad[IR_MAX_RANK];
     for (int k = 0; k < r; k++) {
         hi_pad[k] = 0;
@@ -680,30 +735,50 @@ padded_tile(LeCtx *c, IrRef v, const LpMem *mem)
             hi_pad[k] = lo_emit(c->out, "arith.subi %%v%u, %%v%u : index", le_const_index(c, shape[k]), used);
         }
     }
+    if (!squeeze)
+        for (int k = 0; k < r; k++)
+            kept[nk++] = (unsigned)k;
     LoBuf *o = c->out;
     unsigned res = lo_fresh(o);
     lo_printf(o, "%*s%%v%u = tensor.pad %%v%u low[", o->indent, "", res, t);
-    for (int k = 0; k < r; k++) {
+    for (int j = 0; j < nk; j++) {
+        int k = (int)kept[j];
         if (it.lo[k])
-            lo_printf(o, "%s%%v%u", k ? ", " : "", it.lo[k]);
+            lo_printf(o, "%s%%v%u", j ? ", " : "", it.lo[k]);
         else
-            lo_printf(o, "%s0", k ? ", " : "");
+            lo_printf(o, "%s0", j ? ", " : "");
     }
     lo_printf(o, "] high[");
-    for (int k = 0; k < r; k++) {
+    for (int j = 0; j < nk; j++) {
+        int k = (int)kept[j];
         if (hi_pad[k])
-            lo_printf(o, "%s%%v%u", k ? ", " : "", hi_pad[k]);
+            lo_printf(o, "%s%%v%u", j ? ", " : "", hi_pad[k]);
         else
-            lo_printf(o, "%s0", k ? ", " : "");
+            lo_printf(o, "%s0", j ? ", " : "");
     }
     lo_printf(o, "] {\n%*s^bb0(", o->indent, "");
-    for (int k = 0; k < r; k++)
-        lo_printf(o, "%s%%v%u: index", k ? ", " : "", lo_fresh(o));
+    for (int j = 0; j < nk; j++)
+        lo_printf(o, "%s%%v%u: index", j ? ", " : "", lo_fresh(o));
     lo_printf(o, "):\n");
     LoType full = lt_of_tile(c->m, val->type);
+    LoType pfull = full;
+    if (squeeze) {
+        pfull.rank = (uint8_t)nk;
+        for (int j = 0; j < nk; j++)
+            pfull.shape[j] = full.shape[kept[j]];
+    }
     lo_line(o, "  tensor.yield %%v%u : %s", pad, le_elem(c, elem));
-    lo_line(o, "} : %s to %s", le_ty(c, &tt), le_ty(c, &full));
-    return res;
+    lo_line(o, "} : %s to %s", le_ty(c, &sq), le_ty(c, &pfull));
+    if (!squeeze)
+        return res;
+    unsigned ex = lo_fresh(o);
+    lo_printf(o, "%*s%%v%u = tensor.expand_shape %%v%u ", o->indent, "", ex, res);
+    reassoc(o, groups, r, nsq);
+    lo_printf(o, " output_shape [");
+    for (int k = 0; k < r; k++)
+        lo_printf(o, "%s%lld", k ? ", " : "", (long long)full.shape[k]);
+    lo_printf(o, "] : %s into %s\n", le_ty(c, &pfull), le_ty(c, &full));
+    return ex;
 }
 
 /* A full-tile tensor of v computed by a generic (element by element for gathers). */

@@ -964,3 +964,28 @@ def test_host_helpers():
     assert triton.cdiv(129, 128) == 2
     assert [triton.next_power_of_2(v) for v in (0, 1, 2, 3, 5, 64, 65, 1000)] == [1, 1, 2, 4, 8, 64, 128, 1024]
 
+
+
+@triton.jit
+def _scale_rows(S, Y, Z, N, P: tl.constexpr, W: tl.constexpr):
+    rows = tl.program_id(0) * P + tl.arange(0, P)[:, None]
+    s = tl.load(S + rows, mask=rows < N, other=3)  # a masked [P, 1] column
+    cols = tl.arange(0, W)[None, :]
+    y = tl.load(Y + rows * W + cols)
+    tl.store(Z + rows * W + cols, tl.where(s == 0xFF, float("nan"), y * s.to(y.dtype)))
+
+
+@pytest.mark.parametrize("sdt, ydt", [(torch.uint8, torch.float16), (torch.float32, torch.float32)])
+def test_masked_column_load_broadcast(sdt, ydt):
+    """A masked [P, 1] load broadcast against a [P, W] tile (it failed in MLIR 19's
+    lower-vector-mask before the pad of its unit dim was collapsed, docs/compiler.md §1.3)."""
+    for n in (5, 16, 23, 32):
+        s = torch.randint(1, 5, (32,)).to(sdt)
+        s[1] = 0xFF if sdt == torch.uint8 else 255.0
+        y = torch.randn(32, 8).to(ydt)
+        z = torch.empty_like(y)
+        _scale_rows[(2,)](s, y, z, n, 16, 8)
+        sr = s.clone().float()
+        sr[n:] = 3
+        want = torch.where(sr[:, None] == 255, float("nan"), y.float() * sr[:, None]).to(ydt)
+        torch.testing.assert_close(z, want, equal_nan=True, rtol=0, atol=0)

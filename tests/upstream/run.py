@@ -196,7 +196,7 @@ def main():
     ap.add_argument("--write-passing", help="write the node ids that passed to this file")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=120.0)
-    ap.add_argument("-k", dest="kexpr", help="only nodes whose id contains this text")
+    ap.add_argument("-k", dest="kexpr", help="only nodes whose id contains this text ('a or b': either)")
     ap.add_argument("--quiet", action="store_true", help="no per-function table (summary.txt has it)")
     a = ap.parse_args()
     if not os.path.isdir(a.git_dir):
@@ -214,7 +214,8 @@ def main():
         print(f"upstream: {len(nodes)} interpreter-marked nodes collected at {open(root + '/COMMIT').read()[:12]}")
         nodes = nodes[a.offset::a.every]
     if a.kexpr:
-        nodes = [n for n in nodes if a.kexpr in n]
+        words = [w.strip() for w in a.kexpr.split(" or ")]
+        nodes = [n for n in nodes if any(w in n for w in words)]
     print(f"upstream: running {len(nodes)} nodes in {a.jobs} processes, {a.timeout:.0f} s per test", flush=True)
     shutil.rmtree(os.path.join(a.out, "cache"), ignore_errors=True)  # every run compiles afresh
     results = run_nodes(root, nodes, a.jobs, a.timeout, a.out)

@@ -4,7 +4,7 @@ from .core import (
     PropagateNan, abs, advance, arange, argmax, argmin, associative_scan, assume, atomic_add, atomic_and,
     atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor, bfloat16, block_type, broadcast,
     broadcast_to, builtin, cast, cat, cdiv, ceil, clamp, constexpr, cos, cumprod, cumsum, debug_barrier, device_assert,
-    device_print, dot, dtype, erf, gather, histogram, interleave, item, exp, exp2, expand_dims, fdiv, float16, float32, float64, floor, fma, full,
+    device_print, dot, dot_scaled, dtype, erf, gather, histogram, interleave, item, exp, exp2, expand_dims, fdiv, float16, float32, float64, floor, fma, full,
     full_like, int1, int8, int16, int32, int64, join, load, log, log2, make_block_ptr, max, max_constancy,
     max_contiguous, maximum, min, minimum, multiple_of, num_programs, permute, pointer_type, program_id, range,
     ravel, reduce, reduce_and, reduce_or, reshape, rsqrt, sigmoid, sin, softmax, split, splat, sqrt, sqrt_rn,
@@ -19,5 +19,5 @@ from .random import (  # noqa: F401
     pair_uniform_to_normal, philox, rand, rand4x, randint, randint4x, randn, randn4x, uint_to_uniform_float,
 )
 
-float8e5 = float8e4nv = float8e4b15 = float8e5b16 = float8e4b8 = None  # not supported on CPUs
+from .core import float8e4b8, float8e4b15, float8e4nv, float8e5, float8e5b16  # noqa: F401
 TRITON_MAX_TENSOR_NUMEL = 1048576

@@ -81,8 +81,8 @@ _C_DTYPE_CODES = {name: (code, bits) for code, (name, bits) in enumerate(_C.DTYP
 class dtype:
     SINT_TYPES = ["int8", "int16", "int32", "int64"]
     UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
-    FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
-    STANDARD_FP_TYPES = FP_TYPES
+    FP_TYPES = ["fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "fp64"]
+    STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
     OTHER_TYPES = ["void"]
 
     class SIGNEDNESS:
@@ -102,13 +102,18 @@ class dtype:
         self.primitive_bitwidth = bits
 
     # predicates (upstream names)
-    def is_floating(self): return self.name in ("fp16", "bf16", "fp32", "fp64")
-    def is_standard_floating(self): return self.is_floating()
+    def is_floating(self): return self.name in dtype.FP_TYPES
+    def is_standard_floating(self): return self.name in dtype.STANDARD_FP_TYPES
     def is_fp16(self): return self.name == "fp16"
     def is_bf16(self): return self.name == "bf16"
     def is_fp32(self): return self.name == "fp32"
     def is_fp64(self): return self.name == "fp64"
-    def is_fp8(self): return False
+    def is_fp8(self): return self.name.startswith("fp8")
+    def is_fp8e4nv(self): return self.name == "fp8e4nv"
+    def is_fp8e4b8(self): return self.name == "fp8e4b8"
+    def is_fp8e4b15(self): return self.name == "fp8e4b15"
+    def is_fp8e5(self): return self.name == "fp8e5"
+    def is_fp8e5b16(self): return self.name == "fp8e5b16"
     def is_int(self): return self.name.startswith("int") or self.name.startswith("uint")
     def is_bool(self): return self.name == "int1"
     def is_int1(self): return self.name == "int1"
@@ -125,9 +130,18 @@ class dtype:
     def int_signedness(self):
         return dtype.SIGNEDNESS.SIGNED if self.is_int_signed() else dtype.SIGNEDNESS.UNSIGNED
 
+    # (mantissa bits, exponent bias) of the float dtypes (upstream's values; the fp8
+    # formats' conversions are the C compiler's, ir_build_fp8.c)
+    _FP_LAYOUT = {"fp8e4b15": (3, 15), "fp8e4nv": (3, 7), "fp8e4b8": (3, 8), "fp8e5": (2, 15), "fp8e5b16": (2, 16),
+                  "fp16": (10, 15), "bf16": (7, 127), "fp32": (23, 127), "fp64": (52, 1023)}
+
     @property
     def fp_mantissa_width(self):
-        return {"fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}[self.name]
+        return dtype._FP_LAYOUT[self.name][0]
+
+    @property
+    def exponent_bias(self):
+        return dtype._FP_LAYOUT[self.name][1]
 
     def kind(self):
         if self.is_bool():
@@ -230,13 +244,18 @@ _BY_NAME = {d.name: d for d in _DTYPES}
 int1, int8, int16, int32, int64 = (_BY_NAME[n] for n in ("int1", "int8", "int16", "int32", "int64"))
 uint8, uint16, uint32, uint64 = (_BY_NAME[n] for n in ("uint8", "uint16", "uint32", "uint64"))
 float16, bfloat16, float32, float64 = (_BY_NAME[n] for n in ("fp16", "bf16", "fp32", "fp64"))
+float8e4nv, float8e5, float8e4b15, float8e4b8, float8e5b16 = (
+    _BY_NAME[n] for n in ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16"))
 void = dtype("void")
 # aliases
 bool_ = int1
 fp16, bf16, fp32, fp64 = float16, bfloat16, float32, float64
 _BY_NAME.update({"float16": float16, "bfloat16": bfloat16, "float32": float32, "float64": float64, "bool": int1,
                  "i1": int1, "i8": int8, "i16": int16, "i32": int32, "i64": int64, "u1": int1, "u8": uint8,
-                 "u16": uint16, "u32": uint32, "u64": uint64, "f16": float16, "f32": float32, "f64": float64})
+                 "u16": uint16, "u32": uint32, "u64": uint64, "f16": float16, "f32": float32, "f64": float64,
+                 "float8e4nv": float8e4nv, "float8e5": float8e5, "float8e4b15": float8e4b15,
+                 "float8e4b8": float8e4b8, "float8e5b16": float8e5b16, "float8_e4m3fn": float8e4nv,
+                 "float8_e5m2": float8e5, "float8_e4m3fnuz": float8e4b8, "float8_e5m2fnuz": float8e5b16})
 
 
 def str_to_ty(name: str, layout=None) -> dtype:
@@ -903,6 +922,8 @@ def _atomic_check(kind, ptr):
     ety = t.element_ty if t.is_ptr() else None
     if ety is None:
         raise ValueError(f"atomic_{kind}: the pointer argument is {t!r}, not a pointer")
+    if ety.is_fp8():
+        raise ValueError(f"atomic_{kind} does not support {ety.name}")
     if ety.name in ("fp16", "bf16") and kind != "add":
         raise ValueError(f"atomic_{kind} does not support {ety.name}")
     if ety.is_int() and ety.primitive_bitwidth < 32:
@@ -951,6 +972,108 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
     return b.wrap(b.c.dot(_to_tensor(input).handle, _to_tensor(other).handle,
                           _to_tensor(acc).handle if acc is not None else None, od.code if od else -1, prec,
                           _unwrap(max_num_imprecise_acc) or 0))
+
+
+# ---- dot_scaled (microscaling): decoded to fp32, scaled, and a tl.dot ----------------------
+
+# the dtype an operand of each format has (or is bitcast to from the unsigned int of its width)
+_MX_TYPES = {"e4m3": float8e4nv, "e5m2": float8e5, "bf16": bfloat16, "fp16": float16}
+
+
+def _e2m1_to_f32(n):
+    """fp32 values of the 4-bit e2m1 codes in the low bits of uint8 n (0, 0.5, 1, 1.5,
+    2, 3, 4, 6 and their negatives): sign, 2 exponent bits (bias 1), 1 mantissa bit."""
+    n = cast(n, uint32)
+    e, m = (n >> 1) & 3, n & 1
+    normal = ((e + 126) << 23) | (m << 22)
+    sub = where(m != 0, 0x3F000000, 0).to(uint32)
+    bits = where(e == 0, sub, normal) | ((n & 8) << 28)
+    return cast(bits, float32, bitcast=True)
+
+
+def _e8m0_to_f32(s):
+    """fp32 values of e8m0 scales (uint8): 2^(s - 127), 0 is 2^-127, 0xFF is NaN."""
+    s = cast(s, uint32)
+    bits = where(s == 0, 0x00400000, s << 23).to(uint32)
+    bits = where(s == 0xFF, 0x7FC00000, bits).to(uint32)
+    return cast(bits, float32, bitcast=True)
+
+
+def _unpack_pairs(lo, hi, axis):
+    """lo and hi interleaved along axis (-1 or -2): element 2i from lo, 2i + 1 from hi."""
+    r = len(lo.shape)
+    shape = [int(d) for d in lo.shape]
+    v = join(lo, hi)  # [..., 2]
+    if axis == -2:
+        v = permute(v, list(_py.range(r - 1)) + [r, r - 1])
+        return reshape(v, shape[:-2] + [2 * shape[-2], shape[-1]])
+    return reshape(v, shape[:-1] + [2 * shape[-1]])
+
+
+def _mx_operand(x, fmt, k_pack, is_rhs):
+    """An operand of dot_scaled as fp32 values ([.., M, K] for lhs, [.., K, N] for rhs)."""
+    side = "rhs" if is_rhs else "lhs"
+    if fmt == "e2m1":
+        if x.dtype != uint8:
+            raise ValueError(f"dot_scaled: {side} in e2m1 must be packed two per byte as uint8, got {x.dtype}")
+        axis = (-2 if is_rhs else -1) if k_pack else (-1 if is_rhs else -2)
+        return _unpack_pairs(_e2m1_to_f32(x & 0xF), _e2m1_to_f32(x >> 4), axis)
+    if not k_pack:
+        raise ValueError("dot_scaled: only mxfp4 (e2m1) inputs can be packed along a dimension different than K")
+    ty = _MX_TYPES[fmt]
+    if x.dtype != ty:
+        raw = uint8 if ty.primitive_bitwidth == 8 else uint16
+        if x.dtype != raw:
+            raise ValueError(f"dot_scaled: {side} in {fmt} must be {ty} or {raw}, got {x.dtype}")
+        x = cast(x, ty, bitcast=True)
+    return cast(x, float32)
+
+
+def _mx_scale(v, scale, is_rhs):
+    """v times its e8m0 scales: one per group of K elements; lhs_scale is [.., M, K/g],
+    rhs_scale [.., N, K/g] (not transposed)."""
+    side = "rhs" if is_rhs else "lhs"
+    shape = [int(d) for d in v.shape]
+    K, other = (shape[-2], shape[-1]) if is_rhs else (shape[-1], shape[-2])
+    ss = [int(d) for d in scale.shape]
+    if scale.dtype != uint8:
+        raise ValueError(f"dot_scaled: {side}_scale must be e8m0 as uint8, got {scale.dtype}")
+    if len(ss) != len(shape) or ss[-2] != other or ss[-1] == 0 or K % ss[-1] != 0 or K // ss[-1] != 32:
+        raise ValueError(f"dot_scaled: {side}_scale must be a tensor of shape [..., {other}, {K // 32}], got {ss}")
+    f = _e8m0_to_f32(scale)
+    f = reshape(broadcast_to(expand_dims(f, len(ss)), ss + [32]), ss[:-1] + [K])
+    if is_rhs:
+        f = trans(f)
+    return v * f
+
+
+@builtin
+def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=None, fast_math=False, lhs_k_pack=True,
+               rhs_k_pack=True, out_dtype=float32):
+    """The matrix product of two blocks in microscaling formats (OCP MX): lhs and rhs in
+    "e2m1" (two per uint8, the first in the low bits), "e4m3", "e5m2" (fp8 or uint8),
+    "bf16" or "fp16"; scales e8m0 (uint8, one per 32 elements along K; None: none).
+    Computed as upstream's emulation does, by decoding to floats (fp32 here, in which
+    every product is exact), scaling, and a dot accumulating in fp32."""
+    lf, rf = _unwrap(lhs_format), _unwrap(rhs_format)
+    for side, f in (("lhs", lf), ("rhs", rf)):
+        if f not in ("e2m1", "e4m3", "e5m2", "bf16", "fp16"):
+            raise ValueError(f"dot_scaled: {side}_format must be one of e2m1, e4m3, e5m2, bf16, fp16, got {f!r}")
+    if _unwrap(out_dtype) != float32:
+        raise ValueError("dot_scaled: only float32 is supported for out_dtype")
+    a, b = _to_tensor(lhs), _to_tensor(rhs)
+    if not a.type.is_block() or not b.type.is_block() or len(a.shape) != len(b.shape) or len(a.shape) not in (2, 3):
+        raise ValueError("dot_scaled: lhs and rhs must both be 2-D or both 3-D blocks")
+    a = _mx_operand(a, lf, bool(_unwrap(lhs_k_pack)), False)
+    b = _mx_operand(b, rf, bool(_unwrap(rhs_k_pack)), True)
+    if int(a.shape[-1]) != int(b.shape[-2]):
+        raise ValueError(f"dot_scaled: lhs has K = {int(a.shape[-1])} elements, rhs K = {int(b.shape[-2])}")
+    ls, rs = _unwrap(lhs_scale), _unwrap(rhs_scale)
+    if ls is not None:
+        a = _mx_scale(a, _to_tensor(ls), False)
+    if rs is not None:
+        b = _mx_scale(b, _to_tensor(rs), True)
+    return dot(a, b, acc=acc, input_precision="ieee", out_dtype=float32)
 
 
 # IrReduceKind codes (compiler.h ORDER)

@@ -44,7 +44,9 @@ class KernelParam:
 
 
 _torch_dtypes_registered = False
-_ARRAY_NAMES = {"int1": "bool", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64"}
+_ARRAY_NAMES = {"int1": "bool", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
+                "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2", "fp8e4b8": "float8_e4m3fnuz",
+                "fp8e5b16": "float8_e5m2fnuz"}
 
 
 def _register_torch_dtypes():
@@ -69,7 +71,7 @@ def _register_torch_dtypes():
     try:
         import numpy as np
         for name, code in codes.items():
-            if name == "bfloat16":
+            if name == "bfloat16" or name.startswith(("float8", "fp8")):
                 continue
             m[np.dtype(name)] = code
             m[str(np.dtype(name))] = code
