@@ -1,8 +1,10 @@
 """A load-only in-kernel scope measures the load (issue 12 item 2): over an array
 larger than the caches, the time the "load" scope reports must give the machine's
 read bandwidth within 25%. The reference is measured in the same process, one
-thread, interleaved with the recorded launches (the VM's bandwidth moves with its
-neighbours): a torch.sum of the same array before and after each recorded launch.
+thread, interleaved with the recorded launches: a torch.sum of the same array before
+and after each recorded launch. The VM's bandwidth moves with its neighbours (other
+suites of `make test` run beside this one), so each side takes its best of 7 rounds:
+the fastest torch.sum against the fastest launch's scope time.
 The scope's exit materialises the loaded tile (a copy into a stack buffer through
 glibc's current memcpy; the kernel library used to bind the SSE2 memcpy@GLIBC_2.2.5
 and reached 0.4-0.6 of the read bandwidth)."""
@@ -45,8 +47,8 @@ grid = (n // BLOCK,)
 load_only[grid](x, out, BLOCK=BLOCK)   # compiled, pages touched
 ref = torch.sum(x.view(-1, BLOCK), dim=1)
 assert torch.allclose(out, ref, rtol=1e-4, atol=1e-2)   # the plain twin's result
-ratios = []
-for r in range(5):
+refs, scopes = [], []
+for r in range(7):
     t0 = time.perf_counter(); torch.sum(x); t_before = time.perf_counter() - t0
     proton.start("r%d" % r, backend="cpu")
     load_only[grid](x, out, BLOCK=BLOCK)
@@ -56,15 +58,14 @@ for r in range(5):
     paths = tree_paths(load_json("r%d.hatchet" % r))
     scope = paths[("ROOT", "load_only", "load")]
     assert scope["scope_count"] == grid[0]
-    bw_ref = n * 4 / ((t_before + t_after) / 2)
-    bw_scope = n * 4 / (scope["scope_time (ns)"] * 1e-9)
-    ratios.append(bw_scope / bw_ref)
-print(json.dumps({"bytes": n * 4, "ratios": ratios}))
+    refs += [t_before, t_after]
+    scopes.append(scope["scope_time (ns)"] * 1e-9)
+print(json.dumps({"bytes": n * 4, "ref_s": refs, "scope_s": scopes}))
 """
 
 
 def test_load_scope_measures_read_bandwidth(tmp_path):
     p = pu.check_ok(pu.run_child(CHILD, tmp_path, {"OMP_NUM_THREADS": "1", "PROTON_EVENTS": "none"}, timeout=600))
     res = json.loads(p.stdout.splitlines()[-1])
-    med = sorted(res["ratios"])[len(res["ratios"]) // 2]
-    assert 0.75 <= med <= 1.25, res
+    ratio = min(res["ref_s"]) / min(res["scope_s"])  # scope bandwidth / read bandwidth
+    assert 0.75 <= ratio <= 1.25, (ratio, res)
