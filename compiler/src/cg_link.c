@@ -3,8 +3,12 @@
  *
  * The object is written next to the output, ld.lld runs through posix_spawn with
  * its output captured, and the library appears at its final path only through
- * rename(), so a concurrent reader never sees a partial file. libm is passed
- * --as-needed so a kernel calling libm (f64 math) records the dependency.
+ * rename(), so a concurrent reader never sees a partial file. libm and libc are
+ * passed --as-needed so a kernel calling libm (f64 math) records the dependency,
+ * and its memcpy/memset references (LLVM's lowering of tile copies and fills) bind
+ * to glibc's current versioned symbols: an unversioned reference binds to the
+ * oldest version, memcpy@GLIBC_2.2.5, which on x86-64 resolves to the SSE2 memmove
+ * (a load scope's snapshot copy then ran at ~0.6 of the read bandwidth).
  */
 #include "cg_int.h"
 
@@ -57,20 +61,20 @@ find_ld(const CgOptions *o, char *buf, size_t cap)
     return find_on_path("ld.lld", buf, cap);
 }
 
-/* The target's libm.so.6, or NULL when it cannot be found. */
+/* The target's shared library 'name' (libm.so.6, libc.so.6), or NULL when it
+ * cannot be found. */
 static const char *
-find_libm(const CgTarget *t)
+find_lib(const CgTarget *t, const char *name, char *buf, size_t cap)
 {
-    static const char *const riscv[] = {"/usr/riscv64-linux-gnu/lib/libm.so.6",
-                                        "/lib/riscv64-linux-gnu/libm.so.6",
-                                        "/usr/lib/riscv64-linux-gnu/libm.so.6", NULL};
-    static const char *const x86[] = {"/lib/x86_64-linux-gnu/libm.so.6",
-                                      "/usr/lib/x86_64-linux-gnu/libm.so.6",
-                                      "/lib64/libm.so.6", NULL};
+    static const char *const riscv[] = {"/usr/riscv64-linux-gnu/lib", "/lib/riscv64-linux-gnu",
+                                        "/usr/lib/riscv64-linux-gnu", NULL};
+    static const char *const x86[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", NULL};
     const char *const *c = cg_target_is_riscv(t) ? riscv : x86;
-    for (; *c; c++)
-        if (access(*c, R_OK) == 0)
-            return *c;
+    for (; *c; c++) {
+        snprintf(buf, cap, "%s/%s", *c, name);
+        if (access(buf, R_OK) == 0)
+            return buf;
+    }
     return NULL;
 }
 
@@ -170,7 +174,9 @@ cg_link(const uint8_t *obj, size_t len, const CgOptions *o, const char *so_path,
         cg_str_printf(err, "[link] cannot write %s: %s\n", tobj, strerror(errno));
         goto out;
     }
-    const char *libm = find_libm(&o->target);
+    char mbuf[256], cbuf[256];
+    const char *libm = find_lib(&o->target, "libm.so.6", mbuf, sizeof mbuf);
+    const char *libc = find_lib(&o->target, "libc.so.6", cbuf, sizeof cbuf);
     char *argv[16];
     int a = 0;
     argv[a++] = ld;
@@ -189,10 +195,12 @@ cg_link(const uint8_t *obj, size_t len, const CgOptions *o, const char *so_path,
         argv[a++] = "--exclude-libs=ALL"; /* keep the runtime's symbols private */
         argv[a++] = (char *)builtins;
     }
-    if (libm) {
+    if (libm || libc)
         argv[a++] = "--as-needed";
+    if (libm)
         argv[a++] = (char *)libm;
-    }
+    if (libc)
+        argv[a++] = (char *)libc;
     argv[a] = NULL;
     CgStr out = {0};
     int st = run(argv, &out);
