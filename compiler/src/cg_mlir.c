@@ -92,12 +92,6 @@ typedef struct Diag {
     int dropped;
 } Diag;
 
-static MlirStringRef
-sref(const char *s)
-{
-    return mlirStringRefCreateFromCString(s);
-}
-
 static void
 append_cb(MlirStringRef s, void *user)
 {
@@ -146,7 +140,7 @@ run_pass(MlirContext ctx, MlirModule mod, const char *pass, Diag *d)
     MlirOpPassManager opm = mlirPassManagerGetAsOpPassManager(pm);
     int rc = 0;
     CgStr perr = {0};
-    MlirLogicalResult r = mlirOpPassManagerAddPipeline(opm, sref(pass), append_cb, &perr);
+    MlirLogicalResult r = mlirOpPassManagerAddPipeline(opm, cg_sref(pass), append_cb, &perr);
     if (mlirLogicalResultIsFailure(r)) {
         cg_str_printf(d->err, "[%s] bad pass pipeline: %s\n", pass, perr.p ? perr.p : "");
         rc = -1;
@@ -195,7 +189,7 @@ run_passes(MlirContext ctx, MlirModule mod, const char *const *passes, size_t n,
 static int
 str_attr_is(MlirOperation op, const char *name, const char *value)
 {
-    MlirAttribute a = mlirOperationGetAttributeByName(op, sref(name));
+    MlirAttribute a = mlirOperationGetAttributeByName(op, cg_sref(name));
     if (mlirAttributeIsNull(a) || !mlirAttributeIsAString(a))
         return 0;
     MlirStringRef s = mlirStringAttrGetValue(a);
@@ -267,14 +261,14 @@ read_signature(MlirModule mod, CgSig *sig, CgStr *err)
         return -1;
     }
     MlirStringRef name =
-        mlirStringAttrGetValue(mlirOperationGetAttributeByName(fn, sref("sym_name")));
+        mlirStringAttrGetValue(mlirOperationGetAttributeByName(fn, cg_sref("sym_name")));
     if (name.length >= sizeof sig->name) {
         cg_str_printf(err, "kernel name too long\n");
         return -1;
     }
     memcpy(sig->name, name.data, name.length);
     sig->name[name.length] = '\0';
-    MlirType ft = mlirTypeAttrGetValue(mlirOperationGetAttributeByName(fn, sref("function_type")));
+    MlirType ft = mlirTypeAttrGetValue(mlirOperationGetAttributeByName(fn, cg_sref("function_type")));
     sig->nargs = (int)mlirFunctionTypeGetNumInputs(ft);
     sig->args = calloc((size_t)sig->nargs + 1, sizeof *sig->args);
     if (!sig->args)
@@ -350,7 +344,7 @@ apply_script(MlirContext ctx, MlirModule mod, const char *script, Diag *d)
     if (tr && strcmp(tr, "time") != 0)
         fprintf(stderr, "// ---- transform script\n%s\n", script);
     d->stage = "transform script (parse)";
-    MlirModule sm = mlirModuleCreateParse(ctx, sref(script));
+    MlirModule sm = mlirModuleCreateParse(ctx, cg_sref(script));
     int rc = -1;
     if (mlirModuleIsNull(sm))
         goto out;
@@ -417,7 +411,7 @@ empty_to_alloc_tensor(MlirOperation op)
 {
     MlirContext ctx = mlirOperationGetContext(op);
     MlirOperationState st =
-        mlirOperationStateGet(sref("bufferization.alloc_tensor"), mlirOperationGetLocation(op));
+        mlirOperationStateGet(cg_sref("bufferization.alloc_tensor"), mlirOperationGetLocation(op));
     intptr_t n = mlirOperationGetNumOperands(op);
     MlirValue dyn[8];
     for (intptr_t i = 0; i < n && i < 8; i++)
@@ -427,7 +421,7 @@ empty_to_alloc_tensor(MlirOperation op)
     mlirOperationStateAddResults(&st, 1, &t);
     int32_t seg[3] = {(int32_t)(n < 8 ? n : 8), 0, 0};
     MlirNamedAttribute a = mlirNamedAttributeGet(
-        mlirIdentifierGet(ctx, sref("operandSegmentSizes")), mlirDenseI32ArrayGet(ctx, 3, seg));
+        mlirIdentifierGet(ctx, cg_sref("operandSegmentSizes")), mlirDenseI32ArrayGet(ctx, 3, seg));
     mlirOperationStateAddAttributes(&st, 1, &a);
     MlirOperation at = mlirOperationCreate(&st);
     mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(op), op, at);
@@ -466,7 +460,6 @@ split_empty_tensors(MlirModule mod)
     }
     free(v.v);
 }
-
 
 static MlirWalkResult
 find_self_copy(MlirOperation op, void *user)

@@ -48,12 +48,6 @@ valvec_add(ValVec *s, MlirValue x)
     s->v[s->n++] = x;
 }
 
-static MlirStringRef
-sref(const char *s)
-{
-    return mlirStringRefCreateFromCString(s);
-}
-
 int
 cg_op_within(MlirOperation op, MlirOperation anc)
 {
@@ -139,7 +133,7 @@ static MlirOperation
 make_op(const char *name, MlirOperation before, intptr_t nops, const MlirValue *ops, MlirType rt,
         intptr_t nattrs, const MlirNamedAttribute *attrs)
 {
-    MlirOperationState st = mlirOperationStateGet(sref(name), mlirOperationGetLocation(before));
+    MlirOperationState st = mlirOperationStateGet(cg_sref(name), mlirOperationGetLocation(before));
     mlirOperationStateAddOperands(&st, nops, ops);
     if (!mlirTypeIsNull(rt))
         mlirOperationStateAddResults(&st, 1, &rt);
@@ -187,7 +181,7 @@ parse_shell(MlirContext ctx, const char *name, MlirType ivt, const ValVec *caps)
     print_type(&s, ivt);
     cg_str_printf(&s, "\n  return\n}\n");
     MlirOperation f =
-        mlirOperationCreateParse(ctx, mlirStringRefCreate(s.p, s.n), sref("tritium.par"));
+        mlirOperationCreateParse(ctx, mlirStringRefCreate(s.p, s.n), cg_sref("tritium.par"));
     cg_str_fini(&s);
     return f;
 }
@@ -253,7 +247,7 @@ outline_loop(Outliner *o, MlirOperation loop)
 
     /* the kernel side: func.call @f(0, 0, pctx, lb, ub, step, caps...) */
     MlirType i64 = mlirIntegerTypeGet(o->ctx, 64);
-    MlirNamedAttribute zattr = mlirNamedAttributeGet(mlirIdentifierGet(o->ctx, sref("value")),
+    MlirNamedAttribute zattr = mlirNamedAttributeGet(mlirIdentifierGet(o->ctx, cg_sref("value")),
                                                      mlirIntegerAttrGet(i64, 0));
     MlirOperation zop = make_op("arith.constant", loop, 0, NULL, i64, 1, &zattr);
     MlirValue zero = mlirOperationGetResult(zop, 0);
@@ -267,8 +261,8 @@ outline_loop(Outliner *o, MlirOperation loop)
         args[P_LB + i] = mlirOperationGetOperand(loop, i);
     for (size_t i = 0; i < caps.n; i++)
         args[P_CAPS + i] = caps.v[i];
-    MlirNamedAttribute callee = mlirNamedAttributeGet(mlirIdentifierGet(o->ctx, sref("callee")),
-                                                      mlirFlatSymbolRefAttrGet(o->ctx, sref(name)));
+    MlirNamedAttribute callee = mlirNamedAttributeGet(mlirIdentifierGet(o->ctx, cg_sref("callee")),
+                                                      mlirFlatSymbolRefAttrGet(o->ctx, cg_sref(name)));
     make_op("func.call", loop, (intptr_t)nargs, args, (MlirType){NULL}, 1, &callee);
     free(args);
 
@@ -288,7 +282,7 @@ outline_loop(Outliner *o, MlirOperation loop)
     mlirOperationSetOperand(loop, 0, lo);
     mlirOperationSetOperand(loop, 1, hi);
     mlirOperationSetOperand(loop, 2, one);
-    mlirOperationRemoveAttributeByName(loop, sref("tritium.parallel"));
+    mlirOperationRemoveAttributeByName(loop, cg_sref("tritium.parallel"));
     for (size_t i = 0, c = 0; i < free_vals.n; i++) {
         MlirValue v = free_vals.v[i];
         int is_cap = c < caps.n && mlirValueEqual(caps.v[c], v);
@@ -311,7 +305,7 @@ static MlirWalkResult
 find_parallel(MlirOperation op, void *user)
 {
     if (cg_op_is(op, "scf.for") &&
-        !mlirAttributeIsNull(mlirOperationGetAttributeByName(op, sref("tritium.parallel"))))
+        !mlirAttributeIsNull(mlirOperationGetAttributeByName(op, cg_sref("tritium.parallel"))))
         cg_opvec_push(user, op);
     return MlirWalkResultAdvance;
 }
@@ -328,7 +322,7 @@ cg_par_outline(MlirModule mod, CgStr *err)
     for (size_t i = 0; i < loops.n && rc >= 0; i++) {
         rc = outline_loop(&o, loops.v[i]);
         if (rc == 1) /* stays an ordinary loop */
-            mlirOperationRemoveAttributeByName(loops.v[i], sref("tritium.parallel"));
+            mlirOperationRemoveAttributeByName(loops.v[i], cg_sref("tritium.parallel"));
     }
     free(loops.v);
     if (rc < 0)

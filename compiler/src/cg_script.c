@@ -54,12 +54,6 @@ typedef struct OpList {
     size_t n, cap;
 } OpList;
 
-static MlirStringRef
-sref(const char *s)
-{
-    return mlirStringRefCreateFromCString(s);
-}
-
 static int
 op_is(MlirOperation op, const char *name)
 {
@@ -110,11 +104,11 @@ analyze(MlirOperation op, OpInfo *in, CgStr *err)
 {
     memset(in, 0, sizeof *in);
     in->kind = OK_NONE;
-    MlirAttribute iters = mlirOperationGetAttributeByName(op, sref("iterator_types"));
-    MlirAttribute maps = mlirOperationGetAttributeByName(op, sref("indexing_maps"));
-    MlirAttribute kind = mlirOperationGetAttributeByName(op, sref("tritium.kind"));
-    MlirAttribute tile = mlirOperationGetAttributeByName(op, sref("tritium.tile"));
-    MlirAttribute lanes = mlirOperationGetAttributeByName(op, sref("tritium.lanes"));
+    MlirAttribute iters = mlirOperationGetAttributeByName(op, cg_sref("iterator_types"));
+    MlirAttribute maps = mlirOperationGetAttributeByName(op, cg_sref("indexing_maps"));
+    MlirAttribute kind = mlirOperationGetAttributeByName(op, cg_sref("tritium.kind"));
+    MlirAttribute tile = mlirOperationGetAttributeByName(op, cg_sref("tritium.tile"));
+    MlirAttribute lanes = mlirOperationGetAttributeByName(op, cg_sref("tritium.lanes"));
     if (mlirAttributeIsNull(iters) || mlirAttributeIsNull(maps))
         return 0;
     in->nloops = (int)mlirArrayAttrGetNumElements(iters);
@@ -409,7 +403,7 @@ cg_script_build(MlirOperation module, CgStr *err)
             cg_str_fini(&s);
             return NULL;
         }
-        mlirOperationSetDiscardableAttributeByName(ops.v[i], sref("cg_id"),
+        mlirOperationSetDiscardableAttributeByName(ops.v[i], cg_sref("cg_id"),
                                                    mlirIntegerAttrGet(i64, (int64_t)i));
         emit_op(&s, (int)i, &in);
         scalar |= in.no_vector;
