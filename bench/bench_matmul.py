@@ -6,8 +6,8 @@ boundary_check, and tl.dot with masked tensors of pointers (upstream's tutorial 
 the ratio to torch.matmul and to numpy on the same inputs (>1: Tritium is faster), the
 fraction of the measured FMA peak for the element type, and each kernel's compile time.
 Timings alternate the implementations in one process and report medians; all threads
-are used (torch's and the launch's). The FMA peak comes from bench/fma_peak.c, built
-here with the host compiler. Then the RISC-V SMT matmul's inner loop: the share of
+are used (torch's and the launch's). The FMA peak comes from bench/fma_peak.c (around
+viewers/src/cli_peak.c, the code `proton-cli roofline` measures with), built here. Then the RISC-V SMT matmul's inner loop: the share of
 vfmacc/vfmadd among its instructions (SPINE_TRITON_TARGET_ARCH=riscv64, compiled only).
 """
 import os
@@ -91,12 +91,13 @@ def fma_peak():
     out_dir = os.path.join(ROOT, "build", "bench")
     os.makedirs(out_dir, exist_ok=True)
     exe = os.path.join(out_dir, "fma_peak")
-    src = os.path.join(HERE, "fma_peak.c")
-    if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
-        subprocess.run(["gcc", "-O2", "-march=native", "-fopenmp", "-ffp-contract=fast", src, "-o", exe], check=True)
+    srcs = [os.path.join(HERE, "fma_peak.c"), os.path.join(ROOT, "viewers", "src", "cli_peak.c")]
+    if not os.path.exists(exe) or any(os.path.getmtime(exe) < os.path.getmtime(s) for s in srcs):
+        subprocess.run(["gcc", "-O2", "-I" + os.path.join(ROOT, "viewers", "src"), *srcs, "-o", exe,
+                        "-lpthread", "-lm"], check=True)
     peak = {}
-    env = dict(os.environ, OMP_NUM_THREADS=str(os.cpu_count() or 1))
-    for line in subprocess.run([exe], capture_output=True, text=True, check=True, env=env).stdout.split("\n"):
+    for line in subprocess.run([exe, str(os.cpu_count() or 1)], capture_output=True, text=True,
+                               check=True).stdout.split("\n"):
         f = line.split()
         if len(f) == 4:
             key = (f[0], int(f[2]))
@@ -133,7 +134,8 @@ def run(report):
     torch.set_num_threads(nt)
     peak = fma_peak()
     report(f"CPU: {cpu}, {nt} threads; FMA peak fp32 {peak.get(('fp32', nt), 0):.0f} GFLOP/s "
-           f"({peak.get(('fp32', 1), 0):.0f} on one thread), fp64 {peak.get(('fp64', nt), 0):.0f}")
+           f"({peak.get(('fp32', 1), 0):.0f} on one thread), fp64 {peak.get(('fp64', nt), 0):.0f}, "
+           f"bf16 pair-dot {peak.get(('bf16', nt), 0):.0f}")
     cases = [("smt", torch.float32), ("smt", torch.float16), ("smt", torch.bfloat16),
              ("tl.dot bp", torch.float32), ("tl.dot bp", torch.bfloat16), ("tl.dot masked", torch.float32)]
     for S in (512, 1024, 2048, 1000):

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_peak.h"
 
 /* ---- helpers ---- */
 
@@ -641,6 +642,35 @@ test_html_page_is_self_contained(void **state)
     cli_profile_destroy(p);
 }
 
+/* The measuring code the roofline cache and bench/fma_peak.c share: short runs give sane,
+ * positive figures (bounds only, no timing targets), and cache paths follow the
+ * documented naming. */
+static void
+test_peaks_measure_and_cache_path(void **state)
+{
+    for (int t = 0; t < CLI_PEAK_NTYPES; t++) {
+        int w = cli_peak_widest((CliPeakType)t);
+        double g = cli_peak_fma((CliPeakType)t, 0, 1, 0.002, 1);
+        if (t != CLI_PEAK_BF16)
+            assert_true(w >= 8 && g > 0.1 && g < 1e5);
+        else
+            assert_true(w == 0 ? g == 0 : g > 0.1 && g < 1e5);
+    }
+    assert_true(cli_peak_fma(CLI_PEAK_FP64, 3, 1, 0.001, 1) == 0); /* no 3-byte vectors */
+    double bw = cli_peak_read(2, (size_t)16 << 20, 1);
+    assert_true(bw > 0.01 && bw < 1e5);
+    assert_true(cli_peak_read_bytes() >= (size_t)256 << 20);
+    char path[512];
+    setenv("XDG_CACHE_HOME", "/x/cache", 1);
+    assert_int_equal(cli_roof_cache_path("Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz", 2, path,
+                                         sizeof path), 0);
+    assert_string_equal(path, "/x/cache/tritium/roofline-Intel_R_Xeon_R_Platinum_8375C_CPU_2.90GHz-2t.json");
+    setenv("XDG_CACHE_HOME", "relative", 1); /* not absolute: ignored, as the spec says */
+    setenv("HOME", "/h", 1);
+    assert_int_equal(cli_roof_cache_path("@@", 64, path, sizeof path), 0);
+    assert_string_equal(path, "/h/.cache/tritium/roofline-cpu-64t.json");
+}
+
 static void
 test_hatchet_print_layout(void **state)
 {
@@ -851,6 +881,7 @@ main(void)
         cmocka_unit_test(test_number_formats),
         cmocka_unit_test(test_html_escaping),
         cmocka_unit_test(test_html_page_is_self_contained),
+        cmocka_unit_test(test_peaks_measure_and_cache_path),
         cmocka_unit_test(test_hatchet_print_layout),
         cmocka_unit_test(test_merge_hatchets),
         cmocka_unit_test(test_stream_matches_whole_document),

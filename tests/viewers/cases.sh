@@ -123,6 +123,18 @@ t html_roofline_label          'for f in tritium upstream_full; do $CLI html $F/
 t html_help                    '$CLI html --help'
 t html_no_file                 '$CLI html -o $O/x.html'
 t html_bad_input               '$CLI html $M/garbage.bin -o $O/x.html'
+# ---- roofline (run.sh exports TRITIUM_ROOFLINE_PEAKS=$F/peaks_zen4.json and an empty
+# XDG_CACHE_HOME, so nothing is measured here; step 7 measures for real) ----------------------
+t roofline_roofs               '$CLI roofline'
+t roofline_tree                '$CLI roofline $F/tritium.hatchet'
+t roofline_peaks_option        '$CLI roofline --peaks $F/peaks_xeon.json $F/trace.json'
+t roofline_json                '$CLI roofline --format json $F/tritium.hatchet'
+t roofline_profile_cpu_cache   'x=$XDG_CACHE_HOME/tritium/roofline-Intel_R_Xeon_R_Platinum_8375C_CPU_2.90GHz-2t.json; mkdir -p $XDG_CACHE_HOME/tritium && cp $F/peaks_xeon.json $x && export TRITIUM_ROOFLINE_PEAKS= && $CLI roofline -- $F/tritium.hatchet | sed "s|$XDG_CACHE_HOME|CACHE|"; $CLI html $F/tritium.hatchet -o - | grep -o "\"peakG[^}]*}" | sed "s|$XDG_CACHE_HOME|CACHE|"; echo "{" > $x; $CLI html $F/tritium.hatchet -o - | grep -o "\"peakG[^}]*}" | sed "s|$XDG_CACHE_HOME|CACHE|"; rm $x'
+t roofline_no_roofs_for_cpu    'export TRITIUM_ROOFLINE_PEAKS= XDG_CACHE_HOME=$XDG_CACHE_HOME/none; $CLI roofline $F/tritium.hatchet | sed "s|$XDG_CACHE_HOME|CACHE|"; $CLI html $F/tritium.hatchet -o - | grep -o "\"peakG[^}]*}" | sed "s|$XDG_CACHE_HOME|CACHE|"; ls $XDG_CACHE_HOME 2>&1 | sed "s|$XDG_CACHE_HOME|CACHE|"'
+t roofline_cuda                '$CLI roofline $F/upstream_full.hatchet | head -8'
+t roofline_bad_peaks           '$CLI roofline --peaks $M/garbage.bin; echo "exit $?"; $CLI roofline --peaks $F/tritium.hatchet $F/tritium.hatchet; echo "exit $?"; printf "{\"format\": \"tritium-roofline-peaks\", \"version\": 1, \"cpu_model\": \"x\", \"threads\": 2, \"fma_gflops\": {\"fp32\": 1, \"fp64\": -1}, \"read_gbps\": 1}" > $O/neg.json; $CLI html --peaks $O/neg.json $F/tritium.hatchet -o $O/x.html; echo "exit $?"; ls $O/x.html 2>&1 | sed "s|$O|O|"'
+t roofline_usage               '$CLI roofline --format xml; echo "exit $?"; $CLI roofline --peaks; echo "exit $?"; $CLI roofline --bogus; echo "exit $?"; $CLI roofline $M/garbage.bin; echo "exit $?"'
+t roofline_help                '$CLI roofline --help'
 # ---- top level and events (what `events` lists depends on the machine: run.sh step 3
 # checks the structure of its output for each option) --------------------------------------
 t main_help                    '$CLI --help'

@@ -10,6 +10,7 @@
 #      libclang-rt-19-dev), seeded with the fixtures and pairs of them
 #   5. headless Chromium on the HTML pages; screenshots land in tests/out/*.png
 #   6. peak RSS of report and html on a generated 64 MB trace (streamed: far below its size)
+#   7. `proton-cli roofline` measuring this machine for real over a corrupt cache (bounds only)
 #
 # Prints one line per step and "N passed, M failed" at the end; exits 1 on any failure.
 set -uo pipefail
@@ -31,6 +32,9 @@ rm -rf "$OUT"
 mkdir -p "$O"
 export CLI F M O
 export NO_COLOR=   # colour only where a case asks for it (outputs are not terminals anyway)
+# roofline/html: fixed roofs from a fixture (no measuring, no user cache in the goldens);
+# step 7 measures for real
+export XDG_CACHE_HOME=$ROOT/$O/cache TRITIUM_ROOFLINE_PEAKS=$F/peaks_zen4.json
 
 # ---- 1. goldens ----------------------------------------------------------------------------
 t() { # NAME SNIPPET
@@ -215,6 +219,33 @@ for cmd in "report -m time/ms,count" "html -o $O/big.html"; do
 done
 grep -q "the page's timeline shows 20000 of them" "$O/big.err" || bad "memory: html says nothing about the decimated timeline"
 echo "memory: $(( $(date +%s) - t0 ))s"
+
+# ---- 7. roofline, measured ---------------------------------------------------------------------
+# A real measurement of this machine (bounds only: the figures are the machine's) over a
+# corrupt cache, which must be reported and replaced; the second run reads the cache.
+t0=$(date +%s)
+RC=$ROOT/$OUT/roofcache
+cache=$(XDG_CACHE_HOME=$RC "$CLI" roofline --cache-path)
+mkdir -p "$(dirname "$cache")" && echo '{"format": "tritium-roofline-peaks", "version": 1, ' >"$cache"
+for i in 1 2; do
+  XDG_CACHE_HOME=$RC TRITIUM_ROOFLINE_PEAKS= "$CLI" roofline --format json >"$O/roof$i.json" 2>"$O/roof$i.err"
+done
+if python3 - "$O" "$cache" <<'PY'
+import json, sys
+o, cache = sys.argv[1:]
+r1, r2 = (json.load(open(f"{o}/roof{i}.json"))["roofs"] for i in (1, 2))
+e1, e2 = (open(f"{o}/roof{i}.err").read() for i in (1, 2))
+c = json.load(open(cache))
+f = r1["fma_gflops"]
+ok = ("is not usable" in e1 and "measuring the roofs" in e1 and e2 == "" and r1 == r2
+      and f["fp32"] > 0 and f["fp64"] > 0 and f["bf16"] >= 0 and r1["read_gbps"] > 0
+      and c["fma_gflops"]["fp32"] == f["fp32"] and r1["source"] == cache)
+print("roofline: measured fp32 %.1f, fp64 %.1f, bf16 %.1f GFLOP/s, read %.1f GB/s in %.2f s" % (
+    f["fp32"], f["fp64"], f["bf16"], r1["read_gbps"], c["seconds"]))
+sys.exit(0 if ok else 1)
+PY
+then ok; else bad "roofline measurement (see $O/roof1.err, $O/roof1.json, $O/roof2.*)"; fi
+echo "roofline: $(( $(date +%s) - t0 ))s"
 
 echo "proton-cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -310,15 +310,17 @@
     var yl = el('text', { x: 12, y: T + (H - T - B) / 2 + 40, 'class': 'axis',
       transform: 'rotate(-90 12 ' + (T + (H - T - B) / 2 + 40) + ')' }, svg);
     yl.textContent = 'GFLOP/s (log)';
-    var roof = [[x0, Math.min(rf.peakG, x0 * rf.peakBW)], [ridge, rf.peakG], [x1, rf.peakG]];
+    /* the sloped roof enters the plot at its left edge, or at its floor when it is lower */
+    var r0 = x0 * rf.peakBW < y0 ? [y0 / rf.peakBW, y0] : [x0, Math.min(rf.peakG, x0 * rf.peakBW)];
+    var roof = [r0, [ridge, rf.peakG], [x1, rf.peakG]];
     el('polyline', { points: roof.map(function (p) { return X(p[0]) + ',' + Y(p[1]); }).join(' '),
       fill: 'none', stroke: '#d0453a', 'stroke-width': 2 }, svg);
     /* the roof label sits on the flat roof, right-aligned inside the plot; below the
      * line when there is no room above it */
     var rl = el('text', { x: W - R - 4, y: Y(rf.peakG) - 6, 'class': 'axis roof-label', fill: '#d0453a',
       'text-anchor': 'end' }, svg);
-    rl.textContent = (rf.measured ? 'highest measured: ' : 'peak ') + fmtNum(rf.peakG, 1) + ' GFLOP/s, ' +
-      fmtNum(rf.peakBW, 1) + ' GB/s';
+    rl.textContent = (rf.measured ? 'highest measured: ' : rf.type ? 'measured peak ' + rf.type + ' ' : 'peak ') +
+      fmtNum(rf.peakG, 1) + ' GFLOP/s, ' + fmtNum(rf.peakBW, 1) + ' GB/s';
     var rb = rl.getBBox();
     if (rb.y < T + 1) rl.setAttribute('y', Y(rf.peakG) + rb.height + 4);
     if (rl.getBBox().x < L + 2) { rl.setAttribute('text-anchor', 'start'); rl.setAttribute('x', L + 4); }

@@ -464,6 +464,38 @@ void cli_html_escape(CliBuf *b, const char *s);
 void cli_json_script_escape(CliBuf *b, const char *json);
 int cli_html_main(int argc, char **argv);
 
+/* ---- cli_roofline.c: roofs of a machine (measured by cli_peak.c, cached) ------------------ */
+
+/* A machine's roofs as the cache file holds them (fma indexed by CliPeakType). */
+typedef struct CliPeaks {
+    char cpu_model[256];
+    int threads;
+    double fma[3];      /* GFLOP/s on every thread: fp32, fp64, bf16 (0: not measured) */
+    double read_gbps;   /* streaming read, GB/s */
+    int vector_bytes, read_mib;
+    double seconds;     /* how long measuring took */
+    char measured_at[32];
+    char path[4096];    /* the file they came from (or were cached in) */
+} CliPeaks;
+
+/* This machine's cache file for (model, threads); 0, or -1 when no cache dir is known. */
+int cli_roof_cache_path(const char *model, int threads, char *out, size_t n);
+/* This machine's roofs: from the cache, else (or when remeasure) measured with progress
+ * on stderr and cached. 0, or -1 with e set when measuring fails. */
+int cli_roof_machine_peaks(int remeasure, CliPeaks *pk, CliErr *e);
+/* The roofs for profile p (NULL: this machine): from 'file', TRITIUM_ROOFLINE_PEAKS, the
+ * cache of the CPU p ran on, or this machine's (measured when not cached). 1 with *pk
+ * set, 0 when none apply (note says why), -1 with e set (a bad peaks file). note may be
+ * set with 1 too (the profile does not name its CPU). */
+int cli_roof_peaks_for(const CliProfile *p, const char *file, int remeasure, CliPeaks *pk,
+                       char *note, size_t note_n, CliErr *e);
+/* The FMA type whose roof applies to node n (its largest flops<w>: 64 -> fp64, 16 -> bf16,
+ * else fp32); *width gets w. */
+int cli_roof_type(const CliProfile *p, const CliNode *n, int *width);
+/* The peak GFLOP/s of type t (the fp32 one when t was not measured). */
+double cli_roof_peak_gflops(const CliPeaks *pk, int t);
+int cli_roofline_main(int argc, char **argv);
+
 /* ---- cli_events.c --------------------------------------------------------------------- */
 
 int cli_events_main(int argc, char **argv);

@@ -192,15 +192,25 @@ cuda_peaks(const cJSON *d, int width, double *flops, double *bw)
     return *flops > 0 && *bw > 0 ? 0 : -1;
 }
 
-/* Points for every kernel and scope with flops, bytes and time; peaks from device info
- * when we know the device, else the highest values measured in the data, and then
- * "measured" is true so the chart labels the roof "highest measured", not "peak". */
+/* Where the page's roofs come from (cli_html_main): machine 1 resolves this machine's (or
+ * the profile CPU's) measured roofs through cli_roof_peaks_for(), from peaks_file when set. */
+typedef struct RoofOpts {
+    int machine;
+    const char *peaks_file;
+} RoofOpts;
+
+/* Points for every kernel and scope with flops, bytes and time. The roofs: the device's
+ * peaks when device info says what it is (CUDA), else the measured roofs of the machine
+ * (RoofOpts), else the highest values measured in the data, and then "measured" is true
+ * so the chart labels the roof "highest measured", not "peak". Sets *err (and returns
+ * NULL) when the roofs named by the options cannot be read. */
 static cJSON *
-roofline_json(const CliProfile *p)
+roofline_json(const CliProfile *p, const RoofOpts *ro, CliErr *e, int *err)
 {
     cJSON *o = cJSON_CreateObject(), *pts = cJSON_AddArrayToObject(o, "points");
     double maxf = 0, maxb = 0;
     int npts = 0;
+    *err = 0;
     for (CliNode *n = p->root->first ? p->root : NULL; n; n = cli_node_next_preorder(n, p->root)) {
         double f = n->col[C_FLOPS_RATE], b = n->col[C_BYTES_RATE];
         if (!(n->flags & CLI_NODE_INKERNEL) || isnan(f) || isnan(b) || b <= 0 || f <= 0)
@@ -218,9 +228,13 @@ roofline_json(const CliProfile *p)
         maxb = b > maxb ? b : maxb;
         npts++;
     }
+    if (npts == 0) {
+        cJSON_Delete(o);
+        return NULL;
+    }
     double pf = 0, pb = 0;
     const char *src = NULL;
-    char label[256];
+    char label[8192], note[1024] = "";
     const cJSON *cuda = p->device_info ? cJSON_GetObjectItemCaseSensitive(p->device_info, "CUDA") : NULL;
     if (cuda && cuda->child) {
         int width = cli_profile_metric_find(p, "flops16") >= 0 ? 16
@@ -232,20 +246,36 @@ roofline_json(const CliProfile *p)
             src = label;
         }
     }
+    CliPeaks pk;
+    int r = !src && ro && ro->machine ? cli_roof_peaks_for(p, ro->peaks_file, 0, &pk, note, sizeof note, e) : 0;
+    if (r < 0) {
+        cJSON_Delete(o);
+        *err = 1;
+        return NULL;
+    }
+    if (r > 0) {
+        int width, t = cli_roof_type(p, p->root, &width);
+        const char *ty = width == 16 && pk.fma[t] > 0 ? "bf16" : t == 1 ? "fp64" : "fp32";
+        pf = cli_roof_peak_gflops(&pk, t) * 1e9;
+        pb = pk.read_gbps * 1e9;
+        snprintf(label, sizeof label, "%s FMA peak and streaming read bandwidth measured on %s "
+                 "(%d threads) at %s, from %s%s%s", ty, pk.cpu_model, pk.threads, pk.measured_at,
+                 pk.path, note[0] ? "; " : "", note);
+        src = label;
+        cJSON_AddStringToObject(o, "type", ty);
+    }
     if (!src) {
         pf = maxf;
         pb = maxb;
-        src = "the highest GFLOP/s and GB/s measured in this profile, not a machine peak "
-              "(the device info gives none)";
+        snprintf(label, sizeof label, "the highest GFLOP/s and GB/s measured in this profile, not "
+                 "a machine peak (%s)", note[0] ? note : "the device info gives none");
+        src = label;
+        r = -1;
     }
     cJSON_AddNumberToObject(o, "peakG", pf / 1e9);
     cJSON_AddNumberToObject(o, "peakBW", pb / 1e9);
-    cJSON_AddBoolToObject(o, "measured", src != label);
+    cJSON_AddBoolToObject(o, "measured", r < 0);
     cJSON_AddStringToObject(o, "source", src);
-    if (npts == 0) {
-        cJSON_Delete(o);
-        return NULL;
-    }
     return o;
 }
 
@@ -457,9 +487,10 @@ section(CliBuf *b, const char *id, const char *title, const char *hint)
                       "</noscript>\n</section>\n", id);
 }
 
-/* Computes the page's columns, then writes the page top to bottom. */
-void
-cli_html_render(CliProfile *p, CliBuf *b)
+/* Computes the page's columns, then writes the page top to bottom; 0, or -1 with e set
+ * when the roofs cannot be read (ro: see RoofOpts; NULL: no machine roofs). */
+static int
+render(CliProfile *p, const RoofOpts *ro, CliBuf *b, CliErr *e)
 {
     int missing[C_NCOLS];
     CliMetricSpec m[C_NCOLS];
@@ -476,7 +507,12 @@ cli_html_render(CliProfile *p, CliBuf *b)
     int has_tl = p->kind == CLI_KIND_TRACE && p->nspans > 0;
     if (has_tl)
         cJSON_AddItemToObject(data, "timeline", timeline_json(p));
-    cJSON *roof = roofline_json(p);
+    int roof_err;
+    cJSON *roof = roofline_json(p, ro, e, &roof_err);
+    if (roof_err) {
+        cJSON_Delete(data);
+        return -1;
+    }
     if (roof)
         cJSON_AddItemToObject(data, "roofline", roof);
     char *json = cJSON_PrintUnformatted(data);
@@ -517,6 +553,13 @@ cli_html_render(CliProfile *p, CliBuf *b)
     cli_buf_puts(b, cli_asset_report_js);
     cli_buf_puts(b, "</script>\n</body>\n</html>\n");
     free(json);
+    return 0;
+}
+
+void
+cli_html_render(CliProfile *p, CliBuf *b)
+{
+    render(p, NULL, b, NULL);
 }
 
 /* ---- main ----------------------------------------------------------------------------------- */
@@ -530,6 +573,8 @@ static const char html_usage[] =
     "and bytes are known). Without JavaScript the page still shows the table.\n"
     "\n"
     "  -o, --output FILE   where to write (default: FILE with .html appended; '-' stdout)\n"
+    "  --peaks FILE        the roofline's roofs from FILE (see `proton-cli roofline`); by\n"
+    "                      default this machine's cached roofs, measured once when missing\n"
     "  -h, --help          this help\n"
     "\n"
     "Exit codes: 0 ok, 1 usage error, 2 unreadable or malformed input.\n";
@@ -538,9 +583,11 @@ int
 cli_html_main(int argc, char **argv)
 {
     static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+                                          {"peaks", required_argument, 0, 'P'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     const char *out = NULL;
+    RoofOpts ro = {.machine = 1};
     char *defout = NULL;
     int c, rc = CLI_EXIT_INPUT;
     CliErr e;
@@ -550,6 +597,7 @@ cli_html_main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
+        case 'P': ro.peaks_file = optarg; break;
         case 'h': fputs(html_usage, stdout); return CLI_EXIT_OK;
         case ':': cli_error("html", "option '%s' needs a value", argv[optind - 1]); return 1;
         default: cli_error("html", "unknown option '%s' (see --help)", argv[optind - 1]); return 1;
@@ -571,7 +619,11 @@ cli_html_main(int argc, char **argv)
         cli_error("html", "%s", e.msg);
         goto out;
     }
-    cli_html_render(p, &b);
+    if (render(p, &ro, &b, &e) != 0) {
+        cli_error("html", "%s", e.msg);
+        cli_profile_destroy(p);
+        goto out;
+    }
     if (p->spans_total > TIMELINE_MAX_SPANS)
         cli_error("html", "note: %s has %ld timeline slices; the page's timeline shows %d of "
                   "them (the outermost and longest), the tree and the table cover all",

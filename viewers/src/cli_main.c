@@ -1,6 +1,6 @@
 /*
  * cli_main.c — `proton-cli` entry point: dispatches to one subcommand per file
- * (cli_report.c, cli_diff.c, cli_html.c, cli_events.c, cli_merge.c).
+ * (cli_report.c, cli_diff.c, cli_html.c, cli_events.c, cli_merge.c, cli_roofline.c).
  */
 #include "cli.h"
 
@@ -15,6 +15,7 @@ static const char main_usage[] =
     "  html FILE -o OUT.html   one self-contained page: flame view, table, timeline, roofline\n"
     "  events                  perf events of this CPU and which of them open here\n"
     "  merge A B... -o OUT     traces into one Perfetto file, or trees into one .hatchet\n"
+    "  roofline [FILE...]      this machine's measured roofs; each kernel's share of them\n"
     "\n"
     "`proton-cli COMMAND --help` describes each command. Exit codes: 0 ok, 1 usage\n"
     "error, 2 unreadable or malformed input.\n";
@@ -26,7 +27,7 @@ typedef struct Command {
 
 static const Command commands[] = {
     {"report", cli_report_main}, {"diff", cli_diff_main},   {"html", cli_html_main},
-    {"events", cli_events_main}, {"merge", cli_merge_main},
+    {"events", cli_events_main}, {"merge", cli_merge_main},   {"roofline", cli_roofline_main},
 };
 
 int
@@ -48,7 +49,7 @@ main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].main(argc - 1, argv + 1);
-    cli_error(NULL, "unknown command '%s' (report, diff, html, events, merge; see --help)",
+    cli_error(NULL, "unknown command '%s' (report, diff, html, events, merge, roofline; see --help)",
               argv[1]);
     return CLI_EXIT_USAGE;
 }
