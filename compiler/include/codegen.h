@@ -59,6 +59,8 @@ typedef struct CgResult {
     double ms_llvm;       /* entry point, O3, object (and assembly) emission */
     double ms_link;       /* ld.lld */
     int streamed_stores;  /* stores made non-temporal in CG_ENTRY_SYMBOL_NT; 0: no variant */
+    int spills, reloads;  /* spill / reload instructions (folded ones included) the register
+                             allocator added, over every function of the object (cg_spill.c) */
 } CgResult;
 
 /* The values of SPINE_TRITON_TARGET_ARCH / GPUTarget.arch that cg_target_for_arch

@@ -139,6 +139,8 @@ typedef struct DrvResult {
     char *error;                  /* NULL on success */
     int crash_signal;             /* DRV_ERR_CRASH: the signal that ended the child (-1: it
                                      exited without answering) */
+    DrvDiag kernel;               /* where the kernel is defined (msg NULL), for remarks
+                                     of code generation; filled by the front end */
     int servers_started;          /* compile servers this compile forked (stats) */
     bool forked;                  /* ran in a one-shot child (stats) */
 } DrvResult;
@@ -200,7 +202,7 @@ typedef struct CgApi {
     void (*drv_server_forget)(DrvServer *s);
     int (*target_for_arch)(const char *arch, CgTarget *t, char *err, size_t errlen);
 } CgApi;
-#define CG_ABI_VERSION 6
+#define CG_ABI_VERSION 7
 /* dlsym(handle, "cg_api") returns a const CgApi *; programs linking the library
  * directly can use the table itself. */
 extern const CgApi cg_api;

@@ -88,6 +88,8 @@ cg_compile(const char *linalg, size_t len, const CgOptions *o, const char *so_pa
     CgStr err = {0};
     CgSig sig = {0};
     LLVMContextRef lctx = LLVMContextCreate();
+    CgSpills spills;
+    cg_spills_watch(lctx, &spills);
     LLVMModuleRef mod = NULL;
     int rc = -1;
     double t0 = cg_now_ms();
@@ -95,10 +97,15 @@ cg_compile(const char *linalg, size_t len, const CgOptions *o, const char *so_pa
         goto out;
     double t1 = cg_now_ms();
     res->ms_mlir = t1 - t0;
-    if (cg_llvm_finish(mod, &sig, o, res, &err))
+    if (cg_llvm_finish(mod, &sig, o, res, &err) || spills.error) {
+        if (spills.error)
+            cg_str_printf(&err, "[llvm] %s\n", spills.error);
         goto out;
+    }
     double t2 = cg_now_ms();
     res->ms_llvm = t2 - t1;
+    res->spills = spills.spills;
+    res->reloads = spills.reloads;
     if (so_path && cg_link(res->obj, res->obj_len, o, so_path, &err))
         goto out;
     res->ms_link = cg_now_ms() - t2;
@@ -107,6 +114,7 @@ out:
     if (mod)
         LLVMDisposeModule(mod);
     LLVMContextDispose(lctx);
+    cg_spills_fini(&spills);
     free(sig.args);
     if (rc && !err.p)
         cg_str_printf(&err, "compile failed\n");

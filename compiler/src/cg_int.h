@@ -134,6 +134,23 @@ int cg_mlir_compile(const char *text, size_t len, const CgOptions *o, LLVMContex
 int cg_llvm_finish(LLVMModuleRef m, const CgSig *sig, const CgOptions *o, CgResult *res,
                    CgStr *err);
 
+/* ---- cg_spill.c ------------------------------------------------------------- */
+
+/* What the LLVM diagnostic handler of one compile collected: spill and reload
+ * instructions (folded ones included) the register allocator added, over the machine
+ * functions of the object but the streaming-store twin; the first LLVM error. */
+typedef struct CgSpills {
+    int spills, reloads;
+    int pend_spills, pend_reloads; /* of the function being compiled */
+    char *error;                   /* malloc'ed, or NULL */
+} CgSpills;
+/* Routes c's diagnostics to the handler (s zeroed here); s must outlive the compile. */
+void cg_spills_watch(LLVMContextRef c, CgSpills *s);
+/* Forgets the counts so far (the assembly's codegen of a clone of m, before the object's),
+ * when m's context is watched. */
+void cg_spills_restart(LLVMModuleRef m);
+void cg_spills_fini(CgSpills *s);
+
 /* ---- cg_par.c: smt.parallel loops ------------------------------------------ */
 
 /* Names of the outlined bodies ("tritium.par.<k>", their runners "<body>.run", the

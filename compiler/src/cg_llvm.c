@@ -237,6 +237,7 @@ cg_llvm_finish(LLVMModuleRef m, const CgSig *sig, const CgOptions *o, CgResult *
             goto out;
         res->asm_text = (char *)as;
     }
+    cg_spills_restart(m); /* count the object's codegen only */
     if (emit(tm, m, LLVMObjectFile, &res->obj, &res->obj_len, err))
         goto out;
     rc = 0;

@@ -38,8 +38,10 @@ init_targets(void)
     /* RVV: a fixed-length vector wider than VLEN (a dot's B panel row, a reduction's
      * accumulator) becomes several LMUL-1 registers, as a zmm pair does on x86, not
      * one register group; the micro-kernel then keeps mr x nr/VL accumulators. */
-    const char *argv[] = {"tritium", "-riscv-v-fixed-length-vector-lmul-max=1"};
-    LLVMParseCommandLineOptions(2, argv, NULL);
+    /* The register allocator's spill counts as remarks (cg_spill.c), for that pass only. */
+    const char *argv[] = {"tritium", "-riscv-v-fixed-length-vector-lmul-max=1",
+                          "-pass-remarks-missed=^regalloc$"};
+    LLVMParseCommandLineOptions(3, argv, NULL);
 }
 
 void

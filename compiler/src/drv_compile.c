@@ -131,6 +131,7 @@ drv_result_fini(DrvResult *res)
         free(res->diags[i].msg);
     }
     free(res->diags);
+    free(res->kernel.file);
     free(res->obj);
     free(res->pass_dump);
     free(res->error);
@@ -184,7 +185,32 @@ lower(IrModule *m, const DrvOptions *o, const CgTarget *t, DrvResult *res)
     res->stage_len[DRV_STAGE_LINALG] = len;
     copy_cost(res, &cost);
     copy_diags(res, m);
+    for (const IrFunc *f = m->funcs; f; f = f->next)
+        if (f->is_public) {
+            res->kernel = (DrvDiag){.severity = 2, .file = strdup_or_die(m->strs[f->loc.file]),
+                                    .line = (int)f->loc.line, .col = (int)f->loc.col};
+            break;
+        }
     return DRV_OK;
+}
+
+/* The register allocator's spills as a remark at the kernel's definition (docs/compiler.md
+ * §5): they cost a store and loads per value each time round, usually in the hot loop. */
+static void
+add_spill_remark(DrvResult *res, int spills, int reloads)
+{
+    char *msg;
+    if (asprintf(&msg, "spills: LLVM's register allocator added %d spill%s and %d reload%s "
+                 "(more live values than vector registers; smaller tiles or fewer live "
+                 "accumulators avoid them)", spills, spills == 1 ? "" : "s", reloads,
+                 reloads == 1 ? "" : "s") < 0)
+        ir_die("out of memory");
+    DrvDiag *nd = realloc(res->diags, sizeof *nd * (size_t)(res->ndiags + 1));
+    if (!nd)
+        ir_die("out of memory");
+    res->diags = nd;
+    nd[res->ndiags++] = (DrvDiag){.severity = 2, .file = strdup_or_die(res->kernel.file ? res->kernel.file : ""),
+                                  .line = res->kernel.line, .col = res->kernel.col, .msg = msg};
 }
 
 DrvStatus
@@ -243,6 +269,8 @@ drv_codegen(const DrvOptions *o, const CgTarget *t, DrvResult *res)
     res->ms[DRV_PHASE_LLVM] = cr.ms_llvm;
     res->ms[DRV_PHASE_LINK] = cr.ms_link;
     res->stream_bytes = cr.streamed_stores > 0 ? c->bytes_stored : 0;
+    if (rc == 0 && cr.spills + cr.reloads > 0)
+        add_spill_remark(res, cr.spills, cr.reloads);
     res->status = DRV_OK;
     if (rc != 0)
         drv_fail(res, DRV_ERR_CODEGEN, "%s", cr.error && cr.error[0] ? cr.error : "code generation failed\n");
