@@ -201,8 +201,9 @@ add_spill_remark(DrvResult *res, int spills, int reloads)
 {
     char *msg;
     if (asprintf(&msg, "spills: LLVM's register allocator added %d spill%s and %d reload%s "
-                 "(more live values than vector registers; smaller tiles or fewer live "
-                 "accumulators avoid them)", spills, spills == 1 ? "" : "s", reloads,
+                 "(more values live than registers, or live across a call such as an "
+                 "in-kernel scope's; smaller tiles or fewer live accumulators avoid the "
+                 "first kind)", spills, spills == 1 ? "" : "s", reloads,
                  reloads == 1 ? "" : "s") < 0)
         ir_die("out of memory");
     DrvDiag *nd = realloc(res->diags, sizeof *nd * (size_t)(res->ndiags + 1));

@@ -9,6 +9,7 @@
  *   py_launch.c   kernels: argument binding, specialisation keys, the in-memory
  *                 specialisation cache and launches (runtime.h + Proton hooks)
  *   py_proton.c   Proton sessions, scopes and the spine-triton profiler API
+ *   py_scope.c    the host scope context manager (proton.scope) as a C type
  *   py_module.c   module definition and shared helpers
  * Python code in python/triton is the thin layer above (AST walking, constexpr
  * evaluation, the user-facing API).
@@ -49,5 +50,8 @@ int py_proton_init(PyObject *mod);
 /* Hands Proton this thread's Python stack for the next launch or scope entry, when
  * pn_python_active() (context="python" sessions). GIL held; never raises. */
 int py_proton_frames(void);
+
+/* ---- py_scope.c ---- */
+int py_scope_init(PyObject *mod);
 
 #endif /* PY_INT_H */

@@ -154,7 +154,7 @@ def test_hatchet_layout(files, name):
     # root hints (docs/formats.md §1): zeros that make hatchet aggregate these columns up the tree
     kernel_metrics = set().union(*(m for m in paths.values() if m.get("device_type") == "CPU"))
     counters = kernel_metrics - {"count", "time (ns)", "device_id", "device_type", "time_kind", "programs", "threads", "bytes",
-                                 "flops16", "flops32", "flops64"}
+                                 "flops16", "flops32", "flops64", "remarks"}  # remarks: a string, never hinted
     hinted = {"count", "time (ns)", "bytes", "flops", "flops32"} | counters
     assert set(db[0]["metrics"]) == hinted and set(db[0]["metrics"].values()) == {0}
     dev = db[1]["CPU"]["0"]

@@ -21,6 +21,11 @@ class ProfilerFlags:
         if name == "instrumentation_on":
             from triton._C import tritium
             tritium.set_compile_variant(1 if value else 0)
+        elif name in ("profiling_on", "kernel_capture"):
+            from triton._C import tritium
+            # host scopes (proton.scope, a C type) record while either is on
+            tritium.scope_set_recording(bool(getattr(self, "profiling_on", False) or
+                                             getattr(self, "kernel_capture", False)))
 
 
 flags = ProfilerFlags()

@@ -64,44 +64,25 @@ def exit_scope(name: Optional[str] = None, *, metrics: Optional[dict] = None) ->
     return sid
 
 
-_c_enter = _C.pn_scope_enter
-_c_leave = _C.pn_scope_leave
+def _decorate(sc, func):
+    """`@scope(name)` / `@cpu_timed_scope(name)`: a new scope of the same kind per call."""
+    kind, name, metrics = type(sc), sc.name, sc.metrics
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with kind(name, metrics):
+            return func(*args, **kwargs)
+    return wrapper
 
 
-class scope:
-    """Context manager and decorator: `with proton.scope("step", metrics={...}):`.
+_C.scope_set_hooks(_add_metrics, _decorate)
 
-    The per-scope path is two C calls; the Python scope stack is only used by
-    enter_scope/exit_scope, which check names."""
-
-    __slots__ = ("name", "metrics", "_id")
-
-    def __init__(self, name: str, metrics: Optional[dict] = None):
-        self.name = name
-        self.metrics = metrics
-        self._id = None
-
-    def __enter__(self):
-        if flags.profiling_on or flags.kernel_capture:
-            self._id = _c_enter(self.name)
-            if self.metrics:
-                _add_metrics(self.metrics)
-        return self
-
-    def __exit__(self, *exc):
-        if self._id is not None:
-            if flags.profiling_on or flags.kernel_capture:
-                _c_leave(self._id)
-            self._id = None
-
-    def __call__(self, func):
-        name, metrics = self.name, self.metrics
-
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            with scope(name, metrics):
-                return func(*args, **kwargs)
-        return wrapper
+# Context manager and decorator: `with proton.scope("step", metrics={...}):`. A C type
+# (python/src/py_scope.c): entering and leaving are one Proton call each, recording while
+# flags.profiling_on or flags.kernel_capture is set; the Python scope stack is only used
+# by enter_scope/exit_scope, which check names. `name`, `metrics` and `_id` (the Proton
+# scope id while entered, else None) read as upstream's attributes.
+scope = _C.Scope
 
 
 class cpu_timed_scope(scope):
@@ -122,12 +103,3 @@ class cpu_timed_scope(scope):
         if self._id is not None and (flags.profiling_on or flags.kernel_capture):
             _add_metrics({"cpu_time (ns)(exc)": time.perf_counter_ns() - self._t0})
         super().__exit__(*exc)
-
-    def __call__(self, func):
-        name, metrics = self.name, self.metrics
-
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            with cpu_timed_scope(name, metrics):
-                return func(*args, **kwargs)
-        return wrapper
