@@ -659,7 +659,7 @@ test_peaks_measure_and_cache_path(void **state)
     assert_true(cli_peak_fma(CLI_PEAK_FP64, 3, 1, 0.001, 1) == 0); /* no 3-byte vectors */
     double bw = cli_peak_read(2, (size_t)16 << 20, 1);
     assert_true(bw > 0.01 && bw < 1e5);
-    assert_true(cli_peak_read_bytes() >= (size_t)256 << 20);
+    assert_true(cli_peak_read_bytes() >= (size_t)128 << 20);
     char path[512];
     setenv("XDG_CACHE_HOME", "/x/cache", 1);
     assert_int_equal(cli_roof_cache_path("Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz", 2, path,

@@ -350,7 +350,7 @@ cli_peak_read_bytes(void)
         }
         fclose(f);
     }
-    size_t want = 8 * best, floor = (size_t)256 << 20;
+    size_t want = 4 * best, floor = (size_t)128 << 20;
     return want > floor ? want : floor;
 }
 

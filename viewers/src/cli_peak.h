@@ -31,8 +31,8 @@ double cli_peak_fma(CliPeakType t, int vec_bytes, int threads, double secs, int 
  * bytes (first touched by the same threads), the best of 'reps' passes after one warm-up
  * pass. Returns 0 when the buffer cannot be allocated. */
 double cli_peak_read(int threads, size_t bytes, int reps);
-/* A buffer size for cli_peak_read() well past the last-level cache: 8 x the largest
- * cache sysfs reports for cpu0, at least 256 MiB. */
+/* A buffer size for cli_peak_read() well past the last-level cache: 4 x the largest
+ * cache sysfs reports for cpu0, at least 128 MiB. */
 size_t cli_peak_read_bytes(void);
 
 #endif /* CLI_PEAK_H */

@@ -26,8 +26,9 @@
 #define PEAKS_METHOD                                                                           \
     "FMA: 12 independent vector FMA chains per thread (the widest vectors the CPU has; "       \
     "bf16: AVX-512 vdpbf16ps pair-dot, 4 flops per fp32 lane) on every online CPU at once, "  \
-    "summing each thread's flops per second of its own CPU time, best of 5 runs of 30 ms; read: every thread sums its slice of a buffer 8x the last-level " \
-    "cache (at least 256 MiB), wall time, best of 8 passes"
+    "summing each thread's flops per second of its own CPU time, best of 4 runs of 25 ms; "    \
+    "read: every thread sums its slice of a buffer 4x the last-level cache (at least "        \
+    "128 MiB), wall time, best of 6 passes"
 
 /* ---- this machine ------------------------------------------------------------------------ */
 
@@ -219,7 +220,7 @@ measure(CliPeaks *pk, const char *model, int threads)
             model, threads);
     for (int t = 0; t < CLI_PEAK_NTYPES; t++) {
         int w = cli_peak_widest((CliPeakType)t);
-        pk->fma[t] = w ? cli_peak_fma((CliPeakType)t, w, threads, 0.03, 5) : 0;
+        pk->fma[t] = w ? cli_peak_fma((CliPeakType)t, w, threads, 0.025, 4) : 0;
         if (t == CLI_PEAK_FP32)
             pk->vector_bytes = w;
         fprintf(stderr, w ? " %s %.1f GFLOP/s," : " %s: no pair-dot instruction,",
@@ -228,7 +229,7 @@ measure(CliPeaks *pk, const char *model, int threads)
     }
     size_t bytes = cli_peak_read_bytes();
     pk->read_mib = (int)(bytes >> 20);
-    pk->read_gbps = cli_peak_read(threads, bytes, 8);
+    pk->read_gbps = cli_peak_read(threads, bytes, 6);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     pk->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     time_t now = time(NULL);
