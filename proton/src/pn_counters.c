@@ -238,7 +238,8 @@ ru_open(PnCtrGroup *g)
 
 /* A new task-clock base: the event read between two getrusage calls that show the
  * same switch count (cs: the first one's), so the thread ran throughout. ru and ns
- * become the second call's values and the base's time. */
+ * become the second call's values and the base's time. A thread switched on every
+ * try still gets this reading (as a group read() would give it), but no base. */
 static int
 ru_rebase(PnCtrGroup *g, struct rusage *ru, uint64_t *ns, uint64_t *cs)
 {
@@ -249,16 +250,18 @@ ru_rebase(PnCtrGroup *g, struct rusage *ru, uint64_t *ns, uint64_t *cs)
         t = ru_now();
         if (getrusage(RUSAGE_THREAD, ru) < 0)
             return -1;
-        if ((c2 = switches(ru)) == *cs) {
+        c2 = switches(ru);
+        if (c2 == *cs || k == 3) {
             g->base_tc = tc;
             g->base_ns = *ns = t;
             g->base_cs = c2;
-            g->ru_base = 1;
+            g->ru_base = c2 == *cs;
+            *cs = c2;
             return 0;
         }
         *cs = c2;
     }
-    return -1; /* switched on every try: no values this time */
+    return -1;
 }
 
 /* The time is taken before getrusage: an unchanged switch count then also covers it. */
