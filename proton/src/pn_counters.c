@@ -11,7 +11,16 @@
  * (no rdpmc, event not on a counter right now, software events) one read() of the
  * group returns every value plus time_enabled/time_running.
  * Deltas are scaled by enabled/running over the interval (multiplexing).
- * Reference: perf_event_open(2); tools/lib/perf/mmap.c in the kernel tree.
+ *
+ * When every event is one getrusage(RUSAGE_THREAD) has or can derive (task-clock,
+ * page-faults, minor-/major-faults, context-switches: the default set without a
+ * PMU), the group is not read at all: faults and switches come from getrusage
+ * (0.3 us here against 0.9 us for a group read()), and task-clock from one
+ * task-clock event read only when the thread was switched since the last such read
+ * (its switch count moved); otherwise the thread has been on the CPU ever since,
+ * so task-clock is that reading plus the time elapsed (Proton's clock).
+ * PROTON_SW_COUNTERS=perf keeps the group read().
+ * Reference: perf_event_open(2), getrusage(2); tools/lib/perf/mmap.c in the kernel tree.
  */
 #include "pn_int.h"
 
@@ -19,6 +28,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- reading a hardware counter from user space ------------------------------------ */
@@ -161,6 +172,131 @@ pn_ctr_read_page(volatile struct perf_event_mmap_page *pc, uint64_t *val, uint64
 #endif
 }
 
+/* ---- software events through getrusage ------------------------------------------- */
+
+int
+pn_ru_kind(const struct perf_event_attr *a)
+{
+    if (a->type != PERF_TYPE_SOFTWARE)
+        return 0;
+    switch (a->config) {
+    case PERF_COUNT_SW_TASK_CLOCK: return PN_RU_TASK_CLOCK;
+    case PERF_COUNT_SW_PAGE_FAULTS: return PN_RU_FAULTS;
+    case PERF_COUNT_SW_PAGE_FAULTS_MIN: return PN_RU_MINFLT;
+    case PERF_COUNT_SW_PAGE_FAULTS_MAJ: return PN_RU_MAJFLT;
+    case PERF_COUNT_SW_CONTEXT_SWITCHES: return PN_RU_CSW;
+    default: return 0;
+    }
+}
+
+/* The time the task-clock base is extended by: Proton's hardware clock when it has
+ * one (a few ns), else CLOCK_MONOTONIC_RAW in ns (never the fake clock of tests). */
+static inline int
+ru_hwclock(void)
+{
+    return pn_clk_kind == PN_CLK_TSC || pn_clk_kind == PN_CLK_RDTIME || pn_clk_kind == PN_CLK_CNTVCT;
+}
+
+static inline uint64_t
+ru_now(void)
+{
+    struct timespec ts;
+    if (PN_LIKELY(ru_hwclock()))
+        return pn_now();
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t
+switches(const struct rusage *ru)
+{
+    return (uint64_t)ru->ru_nvcsw + (uint64_t)ru->ru_nivcsw;
+}
+
+/* Opens only what getrusage lacks: one task-clock event (fd[0]), when in the set. */
+static int
+ru_open(PnCtrGroup *g)
+{
+    int tc = -1;
+    for (int i = 0; i < pn_ctrs.n; i++)
+        if ((g->rukind[i] = (uint8_t)pn_ru_kind(&pn_ctrs.ev[i].attr)) == PN_RU_TASK_CLOCK)
+            tc = i;
+    if (tc >= 0) {
+        struct perf_event_attr a = pn_ctrs.ev[tc].attr;
+        a.read_format = 0;
+        a.disabled = 0;
+        if ((g->fd[0] = pn_event_open(&a, -1, NULL, 0)) < 0) {
+            g->fd[0] = -1;
+            return -1;
+        }
+    }
+    g->n = (uint8_t)pn_ctrs.n;
+    g->ru = 1;
+    g->state = 1;
+    return 0;
+}
+
+/* A new task-clock base: the event read between two getrusage calls that show the
+ * same switch count (cs: the first one's), so the thread ran throughout. ru and ns
+ * become the second call's values and the base's time. A thread switched on every
+ * try still gets this reading (as a group read() would give it), but no base. */
+static int
+ru_rebase(PnCtrGroup *g, struct rusage *ru, uint64_t *ns, uint64_t *cs)
+{
+    for (int k = 0; k < 4; k++) {
+        uint64_t tc, t, c2;
+        if (read(g->fd[0], &tc, sizeof tc) != (ssize_t)sizeof tc)
+            return -1;
+        t = ru_now();
+        if (getrusage(RUSAGE_THREAD, ru) < 0)
+            return -1;
+        c2 = switches(ru);
+        if (c2 == *cs || k == 3) {
+            g->base_tc = tc;
+            g->base_ns = *ns = t;
+            g->base_cs = c2;
+            g->ru_base = c2 == *cs;
+            *cs = c2;
+            return 0;
+        }
+        *cs = c2;
+    }
+    return -1;
+}
+
+/* The time is taken before getrusage: an unchanged switch count then also covers it. */
+static int
+ru_read(PnCtrGroup *g, PnCtrVal *out)
+{
+    struct rusage ru;
+    uint64_t ns = ru_now(), cs, tc = 0;
+    if (getrusage(RUSAGE_THREAD, &ru) < 0)
+        return -1;
+    cs = switches(&ru);
+    if (g->fd[0] >= 0) {
+        if ((!g->ru_base || cs != g->base_cs) && ru_rebase(g, &ru, &ns, &cs) < 0)
+            return -1;
+        tc = g->base_tc + (ru_hwclock() ? pn_ticks_to_ns(ns - g->base_ns) : ns - g->base_ns);
+        if (tc < g->last_tc) /* a new base read a little behind the previous extension */
+            tc = g->last_tc;
+        g->last_tc = tc;
+    }
+    for (int i = 0; i < g->n; i++) {
+        uint64_t v = 0;
+        switch (g->rukind[i]) {
+        case PN_RU_TASK_CLOCK: v = tc; break;
+        case PN_RU_FAULTS: v = (uint64_t)ru.ru_minflt + (uint64_t)ru.ru_majflt; break;
+        case PN_RU_MINFLT: v = (uint64_t)ru.ru_minflt; break;
+        case PN_RU_MAJFLT: v = (uint64_t)ru.ru_majflt; break;
+        case PN_RU_CSW: v = cs; break;
+        default: break;
+        }
+        out->v[i] = v;
+    }
+    out->enabled = out->running = 0; /* never multiplexed: deltas are not scaled */
+    return 0;
+}
+
 /* ---- api ---------------------------------------------------------------------------- */
 
 /* Opens this thread's group with the process-wide event set. 0, or -1 (no counters
@@ -179,6 +315,13 @@ pn_ctr_open(PnCtrGroup *g)
     pn_counters_notice(); /* also when nothing opened: say what was dropped */
     if (pn_ctrs.n == 0)
         return -1;
+    if (pn_ctrs.ru) {
+        if (ru_open(g) == 0)
+            return 0;
+        pn_ctr_close(g);
+        g->state = -1;
+        return -1;
+    }
     for (int i = 0; i < pn_ctrs.n; i++) {
         struct perf_event_attr a = pn_ctrs.ev[i].attr;
         a.disabled = i == 0;
@@ -222,6 +365,9 @@ pn_ctr_close(PnCtrGroup *g)
     g->state = 0;
     g->rdpmc = 0;
     g->n = 0;
+    g->ru = 0;
+    g->ru_base = 0;
+    g->last_tc = 0;
 }
 
 /* All members through rdpmc; -1 when any of them cannot be read that way now. */
@@ -248,6 +394,8 @@ pn_ctr_read(PnCtrGroup *g, PnCtrVal *out)
         uint64_t nr, ena, run, v[PN_MAX_COUNTERS];
     } b;
     ssize_t n;
+    if (g->ru)
+        return ru_read(g, out);
     if (g->rdpmc && pn_ctr_read_rdpmc(g, out) == 0)
         return 0;
     n = read(g->fd[0], &b, sizeof b);

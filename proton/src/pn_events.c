@@ -287,9 +287,16 @@ choose(PnCounterSet *cs)
                                  : "no PROTON_EVENTS event is available", bad);
     }
     cs->source = cs->n ? "software" : "none";
-    for (int i = 0; i < cs->n; i++)
+    cs->ru = cs->n > 0;
+    for (int i = 0; i < cs->n; i++) {
         if (cs->ev[i].is_hw)
             cs->source = "hardware";
+        if (!pn_ru_kind(&cs->ev[i].attr))
+            cs->ru = 0;
+    }
+    env = getenv("PROTON_SW_COUNTERS");
+    if (env && strcasecmp(env, "perf") == 0)
+        cs->ru = 0;
 }
 
 /* Resolves the event set once. Safe from any thread; cheap after the first call. */

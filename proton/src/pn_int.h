@@ -115,6 +115,7 @@ typedef struct PnCounterSet {
     char notice[512];              /* printed once when something first records */
     int absent;                    /* perf_event_open itself is missing (ENOSYS) */
     uint32_t gen;                  /* bumped when the set changes (tests) */
+    int ru;                        /* every event served by getrusage (pn_counters.c) */
 } PnCounterSet;
 
 extern PnCounterSet pn_ctrs;
@@ -131,10 +132,19 @@ typedef struct PnCtrGroup {
     int8_t state;                  /* 0 closed, 1 open, -1 failed */
     int8_t rdpmc;                  /* every member readable with rdpmc */
     uint8_t n;
+    int8_t ru;                     /* served by getrusage (+ task-clock through fd[0]) */
     uint32_t gen;                  /* pn_ctrs.gen at open */
     int fd[PN_MAX_COUNTERS];
     struct perf_event_mmap_page *pc[PN_MAX_COUNTERS];
+    uint8_t rukind[PN_MAX_COUNTERS]; /* ru: what member i is (PN_RU_*) */
+    int8_t ru_base;                /* ru: base_* hold a task-clock reading */
+    uint64_t base_tc, base_ns, base_cs; /* task-clock at time base_ns (ru_now: ticks or
+                                        * ns), valid while the switch count stays base_cs */
+    uint64_t last_tc;              /* ru: the last task-clock value returned */
 } PnCtrGroup;
+
+enum { PN_RU_TASK_CLOCK = 1, PN_RU_FAULTS, PN_RU_MINFLT, PN_RU_MAJFLT, PN_RU_CSW };
+int pn_ru_kind(const struct perf_event_attr *a); /* PN_RU_*, or 0: perf only */
 
 typedef struct PnCtrVal {
     uint64_t v[PN_MAX_COUNTERS];

@@ -6,12 +6,19 @@
  * The development VMs have no hardware PMU, so hardware events are checked only
  * where they open; software events (page-faults, task-clock) are really counted:
  * two workers that each touch fresh pages must show at least that many faults.
+ * The getrusage source of the software set is checked against perf's own
+ * task-clock read around each of its readings (the value must fall between), and a
+ * slot whose thread never began reports nothing while the others still add up.
  */
 #include "test_proton_util.h"
 
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static void touch_pages(void);
 
 static int
 setup(void **state)
@@ -244,9 +251,78 @@ test_group_counts(void **state)
     pn_ctr_close(&g);
 }
 
+#define PAGES 200
+
+/* perf's task-clock of this thread, read directly */
+static uint64_t
+tc_now(int fd)
+{
+    uint64_t v = 0;
+    assert_int_equal(read(fd, &v, sizeof v), (ssize_t)sizeof v);
+    return v;
+}
+
+/* The software set is served by getrusage plus task-clock extended while the thread
+ * is not switched: every delta must lie between perf's task-clock deltas read just
+ * inside and just outside the two readings (1 us of slack for the two clocks),
+ * faults must count the pages touched, and a sleep must count as a switch. */
+static void
+test_rusage_source(void **state)
+{
+    PnCtrGroup g;
+    PnCtrVal a, b;
+    uint64_t d[PN_MAX_COUNTERS];
+    struct perf_event_attr at;
+    int fd, switched = 0;
+    (void)state;
+    setenv("PROTON_EVENTS", "task-clock,page-faults,context-switches", 1);
+    setenv("PROTON_SW_COUNTERS", "perf", 1);
+    pt_reset();
+    assert_int_equal(pn_ctr_open(&g), 0);
+    assert_int_equal(g.ru, 0); /* PROTON_SW_COUNTERS=perf: the group read() */
+    pn_ctr_close(&g);
+    unsetenv("PROTON_SW_COUNTERS");
+    pt_reset();
+    assert_int_equal(pn_ctr_open(&g), 0);
+    assert_int_equal(g.ru, 1);
+    assert_int_equal(g.n, 3);
+    memset(&at, 0, sizeof at);
+    at.size = sizeof at;
+    at.type = PERF_TYPE_SOFTWARE;
+    at.config = PERF_COUNT_SW_TASK_CLOCK;
+    at.exclude_kernel = 1;
+    fd = (int)syscall(SYS_perf_event_open, &at, 0, -1, -1, 0);
+    assert_true(fd >= 0);
+    for (int i = 0; i < 60; i++) {
+        uint64_t p0 = tc_now(fd), p0b, p1, p1b;
+        volatile double x = 1;
+        assert_int_equal(pn_ctr_read(&g, &a), 0);
+        p0b = tc_now(fd);
+        for (int j = 0; j < (i % 4) * 20000; j++)
+            x = x * 1.0000001 + 1e-9;
+        if (i % 3 == 0)
+            usleep(200); /* sleeps: a voluntary switch */
+        if (i % 5 == 0)
+            touch_pages();
+        p1 = tc_now(fd);
+        assert_int_equal(pn_ctr_read(&g, &b), 0);
+        p1b = tc_now(fd);
+        pn_ctr_delta(&a, &b, g.n, d);
+        assert_true(d[0] + 1000 >= p1 - p0b);
+        assert_true(d[0] <= p1b - p0 + 1000);
+        if (i % 5 == 0)
+            assert_true(d[1] >= PAGES - 8);
+        if (i % 3 == 0)
+            assert_true(d[2] >= 1);
+        switched += d[2] > 0;
+    }
+    assert_true(switched >= 20);
+    close(fd);
+    pn_ctr_close(&g);
+}
+
 /* ---- page faults over two workers ------------------------------------------------------ */
 
-#define PAGES 200
 
 typedef struct Work {
     PnLaunch *l;
@@ -309,6 +385,51 @@ test_page_faults_two_workers(void **state)
     pn_session_finalize(id, "");
 }
 
+/* Three worker slots, the middle one never begun (a thread with no program): it
+ * reports nothing, the kernel counts two threads, and the faults are the sum of what
+ * the two working threads touched (PAGES and 2 * PAGES). */
+static void *
+worker_twice(void *arg)
+{
+    Work *w = arg;
+    PnThread *t = pn_worker_begin(w->l, w->worker);
+    touch_pages();
+    touch_pages();
+    pn_worker_end(w->l, t);
+    return NULL;
+}
+
+static void
+test_idle_worker_slot(void **state)
+{
+    uint32_t k = pt_kernel("touch3", 0, NULL);
+    int id;
+    PnLaunch l;
+    int32_t g[3] = { 3, 1, 1 };
+    pthread_t th;
+    Work w0, w2;
+    cJSON *t, *n;
+    (void)state;
+    setenv("PROTON_EVENTS", "task-clock,page-faults,context-switches", 1);
+    pt_reset();
+    id = pn_session_start(pt_path("idle"), PN_CONTEXT_SHADOW, PN_DATA_TREE);
+    pn_launch_begin(&l, k, g, 3);
+    w0 = (Work){ &l, 0 };
+    w2 = (Work){ &l, 2 };
+    pthread_create(&th, NULL, worker_twice, &w2);
+    worker(&w0);
+    pthread_join(th, NULL);
+    pn_launch_end(&l);
+    t = pt_tree(id);
+    n = pt_find(cJSON_GetArrayItem(t, 0), "touch3");
+    assert_int_equal(pt_im(n, "threads"), 2);
+    assert_true(pt_im(n, "page-faults") >= 3 * PAGES - 12);
+    assert_true(pt_im(n, "page-faults") < 3 * PAGES + 200);
+    assert_true(pt_im(n, "task-clock (ns)") > 0);
+    cJSON_Delete(t);
+    pn_session_finalize(id, "");
+}
+
 int
 main(void)
 {
@@ -322,6 +443,8 @@ main(void)
         cmocka_unit_test_setup(test_delta_scaling, setup),
         cmocka_unit_test_setup(test_group_counts, setup),
         cmocka_unit_test_setup(test_page_faults_two_workers, setup),
+        cmocka_unit_test_setup(test_rusage_source, setup),
+        cmocka_unit_test_setup(test_idle_worker_slot, setup),
     };
     return cmocka_run_group_tests_name("proton counters", tests, NULL, NULL);
 }
