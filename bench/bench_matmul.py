@@ -6,8 +6,12 @@ boundary_check, and tl.dot with masked tensors of pointers (upstream's tutorial 
 the ratio to torch.matmul and to numpy on the same inputs (>1: Tritium is faster), the
 fraction of the measured FMA peak for the element type, and each kernel's compile time.
 Timings alternate the implementations in one process and report medians; all threads
-are used (torch's and the launch's). The FMA peak comes from bench/fma_peak.c (around
-viewers/src/cli_peak.c, the code `proton-cli roofline` measures with), built here. Then the RISC-V SMT matmul's inner loop: the share of
+are used (torch's and the launch's). With --one-thread (for a shared or loaded machine):
+one thread each (torch.set_num_threads(1), num_threads=1) timed by the CPU time of the
+calling thread (time.thread_time), against the one-thread FMA peak; numpy is timed only
+when OPENBLAS_NUM_THREADS=1 (its threads' time would not be counted). --sizes=1024,2048
+picks the sizes. The FMA peak comes from bench/fma_peak.c (around viewers/src/cli_peak.c,
+the code `proton-cli roofline` measures with), built here. Then the RISC-V SMT matmul's inner loop: the share of
 vfmacc/vfmadd among its instructions (SPINE_TRITON_TARGET_ARCH=riscv64, compiled only).
 """
 import os
@@ -105,16 +109,16 @@ def fma_peak():
     return peak
 
 
-def _median_s(fn, reps):
+def _median_s(fn, reps, clock=time.perf_counter):
     ts = []
     for _ in range(reps):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        ts.append(time.perf_counter() - t0)
+        ts.append(clock() - t0)
     return statistics.median(ts)
 
 
-def launcher(kind, a, b, c, dtype):
+def launcher(kind, a, b, c, dtype, **kw):
     M, K = a.shape
     N = b.shape[1]
     BM, BN, BK = TILE
@@ -122,29 +126,35 @@ def launcher(kind, a, b, c, dtype):
         mm, mk, mn = MICRO[dtype]
         g = (triton.cdiv(M, BM), triton.cdiv(N, BN))
         return lambda: smt_mm[g](a, b, c, M, N, K, a.stride(0), b.stride(0), c.stride(0), BM=BM, BN=BN, BK=BK,
-                                 MM=mm, MK=mk, MN=mn)
+                                 MM=mm, MK=mk, MN=mn, **kw)
     g = (triton.cdiv(M, BM), triton.cdiv(N, BN))
     k = dot_bp if kind == "tl.dot bp" else dot_masked
-    return lambda: k[g](a, b, c, M, N, K, a.stride(0), b.stride(0), c.stride(0), BM=BM, BN=BN, BK=BK)
+    return lambda: k[g](a, b, c, M, N, K, a.stride(0), b.stride(0), c.stride(0), BM=BM, BN=BN, BK=BK, **kw)
 
 
-def run(report):
+def run(report, one_thread=False, sizes=(512, 1024, 2048, 1000)):
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    nt = os.cpu_count() or 1
-    torch.set_num_threads(nt)
+    ncpu = os.cpu_count() or 1
     peak = fma_peak()
-    report(f"CPU: {cpu}, {nt} threads; FMA peak fp32 {peak.get(('fp32', nt), 0):.0f} GFLOP/s "
-           f"({peak.get(('fp32', 1), 0):.0f} on one thread), fp64 {peak.get(('fp64', nt), 0):.0f}, "
-           f"bf16 pair-dot {peak.get(('bf16', nt), 0):.0f}")
+    report(f"CPU: {cpu}, {ncpu} threads; FMA peak fp32 {peak.get(('fp32', ncpu), 0):.0f} GFLOP/s "
+           f"({peak.get(('fp32', 1), 0):.0f} on one thread), fp64 {peak.get(('fp64', ncpu), 0):.0f}, "
+           f"bf16 pair-dot {peak.get(('bf16', ncpu), 0):.0f}")
+    nt = 1 if one_thread else ncpu
+    torch.set_num_threads(nt)
+    clock = time.thread_time if one_thread else time.perf_counter
+    kw = {"num_threads": 1} if one_thread else {}
+    with_numpy = not one_thread or os.environ.get("OPENBLAS_NUM_THREADS") == "1"
+    if one_thread:
+        report("one thread each, CPU time of the calling thread (time.thread_time)")
     cases = [("smt", torch.float32), ("smt", torch.float16), ("smt", torch.bfloat16),
              ("tl.dot bp", torch.float32), ("tl.dot bp", torch.bfloat16), ("tl.dot masked", torch.float32)]
-    for S in (512, 1024, 2048, 1000):
+    for S in sizes:
         reps = 9 if S <= 1024 else 3
         for kind, dtype in cases:
             a = torch.randn(S, S).to(dtype)
             b = torch.randn(S, S).to(dtype)
             c = torch.empty(S, S, dtype=dtype)
-            f = launcher(kind, a, b, c, dtype)
+            f = launcher(kind, a, b, c, dtype, **kw)
             os.environ["TRITON_ALWAYS_COMPILE"] = "1"
             t0 = time.perf_counter()
             f()
@@ -161,10 +171,10 @@ def run(report):
             f()
             theirs()
             for _ in range(3):
-                ours.append(_median_s(f, reps))
-                tt.append(_median_s(theirs, reps))
-                if dtype == torch.float32:
-                    tn.append(_median_s(lambda: an @ bn, reps))
+                ours.append(_median_s(f, reps, clock))
+                tt.append(_median_s(theirs, reps, clock))
+                if dtype == torch.float32 and with_numpy:
+                    tn.append(_median_s(lambda: an @ bn, reps, clock))
             to, tr = statistics.median(ours), statistics.median(tt)
             fl = 2.0 * S ** 3
             gf = fl / to / 1e9
@@ -218,4 +228,5 @@ def riscv_fma_share():
 
 
 if __name__ == "__main__":
-    run(print)
+    sizes = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--sizes=")), "512,1024,2048,1000")
+    run(print, one_thread="--one-thread" in sys.argv, sizes=tuple(int(x) for x in sizes.split(",")))

@@ -492,6 +492,8 @@ emit_module(LeCtx *c)
         if (c->decl_dpbf16 & (1 << w))
             lo_printf(o, "  llvm.func @llvm.x86.avx512bf16.dpbf16ps.%d(vector<%dxf32>, vector<%dxbf16>, vector<%dxbf16>) "
                          "-> vector<%dxf32>\n", 256 << w, 8 << w, 16 << w, 16 << w, 8 << w);
+    if (c->decl_prefetch)
+        lo_printf(o, "  llvm.func @llvm.prefetch.p0(!llvm.ptr, i32, i32, i32)\n");
     lo_printf(o, "}\n");
     return rc;
 }

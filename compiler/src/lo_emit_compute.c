@@ -140,6 +140,11 @@ le_dot(LeCtx *c, IrOp *op)
     (void)ea;
     unsigned a = pd->a_copy ? le_dense_tile(c, op->args[0], acc) : le_materialize(c, op->args[0]);
     ta.elem = (uint8_t)acc;
+    /* the next K step's tiles, planned before the operands are read */
+    int64_t K0 = ta.shape[rank - 1];
+    LePrefetch pf[2];
+    bool pfa = rank == 2 && le_prefetch_plan(c, op->args[0], 1, K0, &pf[0]);
+    bool pfb = rank == 2 && le_prefetch_plan(c, op->args[1], 0, K0, &pf[1]);
     LoType tp;
     unsigned bp = pack_b(c, op->args[1], pd->nr, acc, &tp);
     unsigned acc0 = le_materialize(c, op->args[2]);
@@ -154,6 +159,10 @@ le_dot(LeCtx *c, IrOp *op)
         cur = ln.carry;
     }
     unsigned off = nb > 1 ? lo_emit(o, "arith.muli %%v%u, %%v%u : index", n1, le_const_index(c, pd->nr)) : 0;
+    if (pfa)
+        le_prefetch_rows(c, &pf[0], n1, nb);
+    if (pfb)
+        le_prefetch_rows(c, &pf[1], n1, nb);
     LoType cs = tc, bs = tp;
     cs.shape[rank - 1] = pd->nr;
     bs.rank = (uint8_t)rank; /* rank-reduced panel [(batch,) K, nr] */

@@ -32,6 +32,8 @@
  *   lo_emit_generic.c  fused linalg.generic bodies, materialisation, tile loads
  *   lo_emit_mem.c      stores, scalar loads, atomics
  *   lo_emit_compute.c  dot, reductions, scans, shape ops
+ *   lo_emit_dot_pairs.c  the bf16 dot on vdpbf16ps
+ *   lo_emit_prefetch.c   prefetch of a dot's next K-step tiles
  *   lo_emit_scan.c     scans and several-operand reductions, walked in order
  *   lo_emit.c          the walk, structured control flow, scopes, the module
  * Requires: canonicalized IR (ir_pipeline_run: constants folded, CSE, DCE).
@@ -443,6 +445,7 @@ typedef struct LeCtx {
     IrArena strs;        /* spelled types */
     int decl_dpbf16;     /* bit 0/1: the 256/512-bit vdpbf16ps is called (declared
                             after the kernel) */
+    int decl_prefetch;   /* llvm.prefetch is called (declared after the kernel) */
     int err;
 } LeCtx;
 
@@ -547,6 +550,23 @@ int le_atomic(LeCtx *c, IrOp *op);
 /* lo_emit_compute.c */
 int le_dot(LeCtx *c, IrOp *op);
 int le_dot_pairs(LeCtx *c, IrOp *op, const LpDot *pd); /* lo_emit_dot_pairs.c */
+
+/* lo_emit_prefetch.c: a dot operand's next tile in a K loop (the tile moved by its
+ * K extent along K), prefetched a share of its rows at a time. */
+typedef struct LePrefetch {
+    unsigned ptr;        /* SSA index: the kernel argument's aligned pointer */
+    int esize;           /* element bytes */
+    unsigned base;       /* SSA index: element offset of the next tile's origin */
+    unsigned rstride;    /* SSA index: element stride between its rows */
+    int64_t rows;        /* rows (the dim that is not contiguous) */
+    int64_t lpr, step;   /* cache lines per row, elements per line */
+} LePrefetch;
+/* Plans the prefetch of load v's next tile (kdim: v's K dim, kext its extent),
+ * emitting the base offset at the current point; false when v is not a load of a
+ * strided 2-D view with a contiguous dim. */
+bool le_prefetch_plan(LeCtx *c, IrRef v, int kdim, int64_t kext, LePrefetch *p);
+/* Prefetches share 'part' (SSA index; 0: all rows) of 'parts' of the rows. */
+void le_prefetch_rows(LeCtx *c, const LePrefetch *p, unsigned part, int64_t parts);
 int le_reduce(LeCtx *c, IrOp *op);
 int le_scan(LeCtx *c, IrOp *op);
 

@@ -156,6 +156,24 @@ def test_kloop_accumulates(M, N, K):
     torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.parametrize("M,N,K", [(128, 128, 256), (100, 70, 200)])
+def test_kloop_accumulates_bf16_rounded_each_step(M, N, K):
+    """bf16 a: smt.dot's result is bf16, so every K step's partial product is rounded
+    to bf16 before `acc +=` adds it (on AVX512-BF16 hosts the rounding and the add are
+    fused into the pair-dot micro-kernel's write-back)."""
+    a, b = torch.randn(M, K).bfloat16(), torch.randn(K, N).bfloat16()
+    c = torch.empty(M, N)
+    grid = (triton.cdiv(M, 64), triton.cdiv(N, 64))
+    mm_kloop[grid](a, b, c, M, N, K, a.stride(0), b.stride(0), c.stride(0), BM=64, BN=64, BK=32, MM=16, MK=8, MN=32,
+                   SCOPES=False)
+    ref = torch.zeros(M, N)
+    for k in range(0, K, 32):
+        ref += (a[:, k:k + 32].float() @ b[k:k + 32].float()).bfloat16().float()
+    torch.testing.assert_close(c, ref, rtol=1e-2, atol=0.1)
+    unrounded = a.float() @ b.float()
+    assert (c - ref).abs().max() < (unrounded - ref).abs().max()  # the rounding is there
+
+
 def test_kloop_accumulator_is_carried_unpacked():
     """The packed accumulator of the K loop travels as a 2-D tile (ir_layout.c) and the
     add folds into the dot's accumulator: no pack or unpack copies remain in the loop."""
