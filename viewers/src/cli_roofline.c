@@ -57,7 +57,9 @@ machine_model(char *out, size_t n)
         fclose(f);
         for (int i = 0; i < 5; i++)
             if (found[i][0]) {
-                snprintf(out, n, "%s", found[i]);
+                size_t l = strnlen(found[i], n - 1);
+                memcpy(out, found[i], l);
+                out[l] = '\0';
                 return;
             }
     }
