@@ -33,6 +33,7 @@
  *   lo_emit_mem.c      stores, scalar loads, atomics
  *   lo_emit_compute.c  dot, reductions, scans, shape ops
  *   lo_emit_scan.c     scans and several-operand reductions, walked in order
+ *   lo_emit_debug.c    tt.print / tt.assert: calls into the runtime
  *   lo_emit.c          the walk, structured control flow, scopes, the module
  * Requires: canonicalized IR (ir_pipeline_run: constants folded, CSE, DCE).
  */
@@ -443,6 +444,9 @@ typedef struct LeCtx {
     IrArena strs;        /* spelled types */
     int decl_dpbf16;     /* bit 0/1: the 256/512-bit vdpbf16ps is called (declared
                             after the kernel) */
+    int debug_used;      /* lo_emit_debug.c: bit 0 tt.print, bit 1 tt.assert met */
+    LoBuf debug_globals; /* their descriptor strings, written after the kernel */
+    unsigned ndebug_strs;
     int err;
 } LeCtx;
 
@@ -549,6 +553,11 @@ int le_dot(LeCtx *c, IrOp *op);
 int le_dot_pairs(LeCtx *c, IrOp *op, const LpDot *pd); /* lo_emit_dot_pairs.c */
 int le_reduce(LeCtx *c, IrOp *op);
 int le_scan(LeCtx *c, IrOp *op);
+
+/* lo_emit_debug.c: tt.print and tt.assert as runtime calls, and the module-level
+ * globals they need (written after the kernel function) */
+int le_debug_op(LeCtx *c, IrOp *op);
+void le_debug_globals(LeCtx *c, LoBuf *o);
 
 /* lo_emit_scan.c: scans and reductions the vectorised path does not take */
 int le_sequential_combine(LeCtx *c, IrOp *op, bool scan);

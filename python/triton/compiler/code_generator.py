@@ -15,7 +15,7 @@ import threading
 from triton._C import tritium as _C
 from triton.language import core as tl
 from triton.language.core import _unwrap, constexpr, tensor
-from triton.compiler.errors import CompilationError
+from triton.compiler.errors import CompilationError, CompileTimeAssertionFailure
 
 _local = threading.local()
 
@@ -78,6 +78,8 @@ class CodeGenerator(ast.NodeVisitor):
             raise CompilationError(self.fn, self.cur_node or node, str(e)) from None
         except RecursionError:
             raise
+        except tl._StaticAssertionFailure as e:
+            raise CompileTimeAssertionFailure(self.fn, self.cur_node or node, str(e)) from None
         except Exception as e:  # noqa: BLE001 — every user mistake becomes a located error
             raise CompilationError(self.fn, self.cur_node or node, f"{type(e).__name__}: {e}") from e
         finally:
@@ -597,10 +599,10 @@ class CodeGenerator(ast.NodeVisitor):
             return acc
         if fn is builtins.abs and args and _is_tensor(_unwrap(args[0])):
             return tl.abs(args[0])
-        if fn is builtins.print:
-            if any(_is_tensor(_unwrap(a)) for a in args):
-                return tl.device_print("", *args)
-            return tl.static_print(*args, **kwargs)
+        if fn is builtins.print:  # upstream: device_print, the first string the prefix
+            if args and isinstance(_unwrap(args[0]), str):
+                return tl.device_print(_unwrap(args[0]), *args[1:])
+            return tl.device_print("", *args)
         if fn is tl.constexpr:
             return _unwrap(args[0]) if args else None
         if fn is builtins.isinstance:  # on tensors and constexprs, decided while tracing

@@ -1142,10 +1142,16 @@ def reduce_and(input, axis=None, keep_dims=False):
 
 # ---- debugging and hints ----------------------------------------------------------------------------
 
+class _StaticAssertionFailure(AssertionError):
+    """A failed tl.static_assert; the code generator raises it as upstream's
+    CompileTimeAssertionFailure at the kernel line."""
+
+
 @builtin
 def static_assert(cond, msg=""):
     if not _unwrap(cond):
-        raise AssertionError(f"Static assert failed: {_unwrap(msg)}" if _unwrap(msg) else "Static assert failed")
+        raise _StaticAssertionFailure(f"Static assert failed: {_unwrap(msg)}" if _unwrap(msg)
+                                      else "Static assert failed")
 
 
 @builtin
@@ -1153,16 +1159,47 @@ def static_print(*values, sep=" ", end="\n", file=None, flush=False):
     print(*[_unwrap(v) for v in values], sep=sep, end=end, file=file, flush=flush)
 
 
+def _print_operand(a):
+    """A device_print operand as the runtime prints it: fp8 widened to fp32."""
+    t = _to_tensor(a)
+    if t.dtype.is_fp8():
+        t = t.to(float32)
+    return t.handle
+
+
 @builtin
 def device_print(prefix, *args, hex=False):
+    """Prints every element of each argument at run time, one line each, as upstream's
+    compiled backends do: "pid (x, y, z) idx (i, j)<prefix><value>". The prefix gets
+    upstream's touch-ups: it ends in ": " and starts with " " when there are
+    arguments."""
+    prefix = _unwrap(prefix)
+    if not isinstance(prefix, str):
+        raise TypeError(f"device_print: the prefix must be a string, got {type(prefix).__name__}")
+    if args and not prefix.endswith(" "):
+        prefix += " "
+    if args and not prefix.endswith(": "):
+        prefix = prefix[:-1] + ": "
+    if len(prefix) > 2 and not prefix.startswith(" "):
+        prefix = " " + prefix
     b = _builder()
-    b.c.print(str(_unwrap(prefix)), bool(_unwrap(hex)), [_to_tensor(a).handle for a in args])
+    b.c.print(prefix, bool(_unwrap(hex)), [_print_operand(a) for a in args])
 
 
 @builtin
 def device_assert(cond, msg="", mask=None):
+    """Checks cond (every element) at run time when the kernel is compiled with debug
+    on (TRITON_DEBUG=1, @triton.jit(debug=True), the launch option debug=True); a
+    failure stops the launch, which raises RuntimeError naming the kernel, the program,
+    file:line and msg. Compiles to nothing otherwise."""
     b = _builder()
-    b.c.assert_(_to_tensor(cond).handle, str(_unwrap(msg)))
+    if not getattr(b, "debug", False):
+        return None
+    cond = _to_tensor(cond)
+    mask = _unwrap(mask)
+    if mask is not None:
+        cond = cond | ~_to_tensor(mask)
+    b.c.assert_(cond.handle, str(_unwrap(msg)))
 
 
 @builtin
