@@ -506,4 +506,6 @@ def compile(src, target=None, options=None):  # noqa: A001 (upstream name)
     if isinstance(src, str):
         raise NotImplementedError("compiling from IR files is done with the tritium-opt tool")
     spec = src.spec()
-    return CompiledKernel(compile_specialization(src.fn, spec, _NO_LOAD, target_arch(target)), src.fn, src)
+    debug = (options or {}).get("debug")  # upstream's option: device_assert compiled in
+    return CompiledKernel(compile_specialization(src.fn, spec, _NO_LOAD, target_arch(target), debug=debug),
+                          src.fn, src)
