@@ -253,7 +253,10 @@ gather_index(Gen *g, const PtrForm *p, const int8_t *dm)
     }
     for (int i = 0; i < p->ngen; i++) {
         IrRef gv = p->gen[i];
-        unsigned x = eval(g, gv, dm);
+        int8_t gdm[IR_MAX_RANK]; /* gen dim -> iteration dim */
+        for (int k = 0; k < ir_type_rank(c->m, c->f->vals[gv].type); k++)
+            gdm[k] = p->gdm[i][k] < 0 ? -1 : dm[p->gdm[i][k]];
+        unsigned x = eval(g, gv, gdm);
         unsigned xi = lo_emit(&g->body, "arith.index_cast %%v%u : %s to index", x, le_elem(c, c->f->vals[gv].type));
         acc = lo_emit(&g->body, "arith.addi %%v%u, %%v%u : index", acc, xi);
     }

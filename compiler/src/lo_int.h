@@ -104,7 +104,9 @@ typedef struct AForm {
 
 /* A pointer (scalar or tile): kernel argument 'param' plus an element offset. A
  * gathered pointer (offsets not affine) adds the IR integer tiles gen[] to
- * off element-wise. */
+ * off element-wise; gen tile i's dim k is the pointer's dim gdm[i][k] (-1: a unit
+ * dim the pointer broadcast, read at 0), so broadcasts, expand_dims and
+ * transposes of a gathered pointer keep it gathered. */
 #define LP_MAX_GEN 8
 typedef struct PtrForm {
     int param;           /* kernel parameter index of the base pointer */
@@ -112,6 +114,7 @@ typedef struct PtrForm {
     AForm off;
     int ngen;
     IrRef gen[LP_MAX_GEN];
+    int8_t gdm[LP_MAX_GEN][IR_MAX_RANK];
 } PtrForm;
 
 /* A block pointer: element offset of its base, and per dim shape, stride, offset. */

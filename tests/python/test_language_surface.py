@@ -266,3 +266,59 @@ def _expand_kernel(dummy, N: tl.constexpr):
 
 def test_expand_dims_tuples_and_negative_axes():
     _expand_kernel[(1, )](torch.empty(1), 32)
+
+
+@triton.jit
+def _atomic_result_index(Index, Out, SIZE: tl.constexpr, OP: tl.constexpr):
+    r = tl.arange(0, SIZE)[:, None]
+    if OP == "add":
+        w = tl.atomic_add(Index + r, val=r, sem="relaxed")
+    else:
+        w = tl.atomic_cas(Index + r, cmp=tl.zeros((SIZE, ), dtype=Index.dtype.element_ty)[:, None],
+                          val=(r + 100).to(Index.dtype.element_ty), sem="relaxed")
+    # a store through a pointer indexed by the atomic's result, broadcast along dim 1
+    tl.store(Out + w.to(tl.int32) * SIZE + tl.arange(0, SIZE)[None, :], (r * 10 + tl.arange(0, SIZE)[None, :]))
+
+
+@pytest.mark.parametrize("op", ["add", "cas"])
+@pytest.mark.parametrize("size", [1, 4, 16])
+def test_store_indexed_by_atomic_result(op, size):
+    """upstream's test_tensor_atomic_use_result, with a permuted index and values that
+    say which row wrote where (not a constant): row r writes out[old[r], :]."""
+    perm = torch.randperm(size, generator=torch.Generator().manual_seed(size)).to(torch.int32)
+    index = perm.clone()
+    out = torch.full((size, size), -1, dtype=torch.int32)
+    _atomic_result_index[(1, )](index, out, size, op)
+    ref = torch.full((size, size), -1, dtype=torch.int32)
+    for r in range(size):
+        ref[perm[r]] = r * 10 + torch.arange(size, dtype=torch.int32)
+    assert torch.equal(out, ref)
+    want_index = perm + torch.arange(size, dtype=torch.int32) if op == "add" else torch.where(
+        perm == 0, torch.arange(size, dtype=torch.int32) + 100, perm)
+    assert torch.equal(index, want_index)
+
+
+@triton.jit
+def _gathered_reshaped(X, I, Out, M: tl.constexpr, N: tl.constexpr):
+    rows = tl.load(I + tl.arange(0, M))          # gathered row indices
+    p = X + rows * N                             # [M] gathered pointer
+    a = tl.load(p[:, None] + tl.arange(0, N)[None, :])      # expand_dims + broadcast
+    pt = tl.trans(p[:, None] + tl.arange(0, N)[None, :])     # a transposed gathered pointer
+    b = tl.load(pt)
+    tl.store(Out + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :], a * 2)
+    tl.store(Out + M * N + tl.arange(0, N)[:, None] * M + tl.arange(0, M)[None, :], b)
+    q = Out + 2 * M * N + rows[:, None] * N           # a scatter through a broadcast gathered pointer
+    tl.store(q + tl.arange(0, N)[None, :], a + 1)
+
+
+def test_gathered_pointer_broadcast_expand_dims_trans():
+    M, N = 8, 16
+    x = torch.randn(M, N)
+    idx = torch.randperm(M).to(torch.int32)
+    out = torch.zeros(3 * M * N)
+    _gathered_reshaped[(1, )](x, idx, out, M, N)
+    assert torch.equal(out[:M * N].view(M, N), x[idx.long()] * 2)
+    assert torch.equal(out[M * N:2 * M * N].view(N, M), x[idx.long()].T)
+    ref = torch.zeros(M, N)
+    ref[idx.long()] = x[idx.long()] + 1
+    assert torch.equal(out[2 * M * N:].view(M, N), ref)
