@@ -327,6 +327,9 @@ def _unwrap(x):
     return x.value if isinstance(x, constexpr) else x
 
 
+pi32_t = pointer_type(int32)  # upstream's name
+
+
 _unwrap_if_constexpr = _unwrap
 
 
@@ -612,6 +615,13 @@ def broadcast(input, other):
     return broadcast_to(x, shape), broadcast_to(y, shape)
 
 
+def _wrap_axis(axis, ndim):
+    """axis in [-ndim, ndim) as a non-negative index; upstream's error otherwise."""
+    if not (-ndim <= axis < ndim):
+        raise ValueError(f"invalid axis {axis}. Expected {-ndim} <= axis < {ndim}")
+    return axis if axis >= 0 else axis + ndim
+
+
 @_member
 @builtin
 def expand_dims(input, axis):
@@ -621,13 +631,32 @@ def expand_dims(input, axis):
     axes = list(axes) if isinstance(axes, (list, tuple)) else [axes]
     # negative axes count from the end of the result (rank + number of new dims)
     rank = len(x.shape) + len(axes)
-    axes = [int(_unwrap(a)) for a in axes]
-    norm = sorted(a + rank if a < 0 else a for a in axes)
-    if any(a < 0 or a >= rank for a in norm) or len(set(norm)) != len(norm):
-        raise ValueError(f"expand_dims: axes {axes} invalid for a result of rank {rank}")
-    for a in norm:
+    norm = [_wrap_axis(int(_unwrap(a)), rank) for a in axes]
+    if len(set(norm)) != len(norm):
+        raise ValueError(f"expand_dims received duplicate axes, normalized axes = {norm}")
+    for a in sorted(norm):
         x = b.wrap(b.c.expand_dims(x.handle, a))
     return x
+
+
+@_member
+@builtin
+def unsqueeze(x, dim):
+    """A length-1 dimension inserted at dim (of the result): expand_dims of one axis."""
+    x = _to_tensor(x)
+    return expand_dims(x, _wrap_axis(int(_unwrap(dim)), len(x.shape) + 1))
+
+
+@_member
+@builtin
+def squeeze(x, dim):
+    """The length-1 dimension dim removed."""
+    x = _to_tensor(x)
+    d = _wrap_axis(int(_unwrap(dim)), len(x.shape))
+    shape = [int(_unwrap(s)) for s in x.shape]
+    if shape[d] != 1:
+        raise ValueError(f"squeeze: dimension {d} has length {shape[d]}, not 1")
+    return reshape(x, shape[:d] + shape[d + 1:])
 
 
 @_member
