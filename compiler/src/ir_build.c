@@ -857,9 +857,17 @@ ir_b_print(IrBuilder *b, const char *prefix, bool hex, const IrRef *vals, int n)
     return 0;
 }
 
+/* tt.assert of a scalar i1: a tensor condition is reduced first (every element true),
+ * so the lowering tests one value per assert. */
 int
 ir_b_assert(IrBuilder *b, IrRef cond, const char *msg)
 {
+    if (bis_tensor(b, cond)) {
+        IrRef x = bcast(b, cond, ir_type_scalar(b->m, IR_I32), 0);
+        cond = x ? ir_b_reduce(b, IR_RED_MIN, x, IR_AXIS_NONE, false, -1) : IR_NONE;
+        if (!cond)
+            return -1;
+    }
     if (bdtype(b, cond) != IR_I1)
         cond = bcmp_ne_zero(b, cond);
     if (!cond)

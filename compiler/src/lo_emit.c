@@ -388,6 +388,8 @@ emit_op(LeCtx *c, IrOp *op)
             lo_line(c->out, "return");
         return 0;
     case IR_PROTON_RECORD: return emit_record(c, op);
+    case IR_PRINT:
+    case IR_ASSERT: return le_debug_op(c, op);
     case IR_SMT_ALLOC: return emit_local_buffer(c, op);
     default:
         break;
@@ -494,6 +496,7 @@ emit_module(LeCtx *c)
                          "-> vector<%dxf32>\n", 256 << w, 8 << w, 16 << w, 16 << w, 8 << w);
     if (c->decl_prefetch)
         lo_printf(o, "  llvm.func @llvm.prefetch.p0(!llvm.ptr, i32, i32, i32)\n");
+    le_debug_globals(c, o);
     lo_printf(o, "}\n");
     return rc;
 }
@@ -523,6 +526,7 @@ lo_lower_module(IrModule *m, const LoOptions *opt, char **text, size_t *len, IrC
     c.param_ssa = calloc(f->body->nargs + (uint32_t)lp_num_locals(plan) + 1, sizeof *c.param_ssa);
     if (!c.vals || !c.param_ssa)
         ir_die("out of memory");
+    lo_buf_init(&c.debug_globals);
     le_scope_push(&c); /* the root scope */
     int rc = emit_module(&c);
     if (cost) {
@@ -533,6 +537,7 @@ lo_lower_module(IrModule *m, const LoOptions *opt, char **text, size_t *len, IrC
     free(c.param_ssa);
     free(c.scope_parent);
     free(c.memo);
+    lo_buf_fini(&c.debug_globals);
     ir_arena_fini(&c.strs);
     lp_plan_destroy(plan);
     if (rc < 0 || c.err) {

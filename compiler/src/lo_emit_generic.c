@@ -253,7 +253,10 @@ gather_index(Gen *g, const PtrForm *p, const int8_t *dm)
     }
     for (int i = 0; i < p->ngen; i++) {
         IrRef gv = p->gen[i];
-        unsigned x = eval(g, gv, dm);
+        int8_t gdm[IR_MAX_RANK]; /* gen dim -> iteration dim */
+        for (int k = 0; k < ir_type_rank(c->m, c->f->vals[gv].type); k++)
+            gdm[k] = p->gdm[i][k] < 0 ? -1 : dm[p->gdm[i][k]];
+        unsigned x = eval(g, gv, gdm);
         unsigned xi = lo_emit(&g->body, "arith.index_cast %%v%u : %s to index", x, le_elem(c, c->f->vals[gv].type));
         acc = lo_emit(&g->body, "arith.addi %%v%u, %%v%u : index", acc, xi);
     }
@@ -475,6 +478,37 @@ iter_types(LoBuf *b, int rank, int red_dim)
         lo_printf(b, "%s\"%s\"", d ? ", " : "", d == red_dim ? "reduction" : "parallel");
 }
 
+/* A generic whose operands leave an iteration dim unread (a reduction of a tile
+ * computed only from gathered loads and indices: nothing but the rank-0 init) has no
+ * loop bounds for MLIR; such a generic reads a byte tensor of the iteration shape
+ * whose values it ignores. Static shapes only (reductions iterate over whole tiles). */
+static void
+add_shape_operand(Gen *g, int out_rank, const int8_t *out_dm)
+{
+    bool seen[IR_MAX_RANK] = {0};
+    for (int k = 0; k < out_rank; k++)
+        if (out_dm[k] >= 0)
+            seen[out_dm[k]] = true;
+    for (int i = 0; i < g->nins; i++)
+        for (int k = 0; k < g->ins[i].vrank; k++)
+            if (g->ins[i].dm[k] >= 0)
+                seen[g->ins[i].dm[k]] = true;
+    bool all = true;
+    for (int d = 0; d < g->full_rank; d++)
+        all &= seen[d] || g->it->size[d] != 0 || d >= g->it->rank;
+    if (all || g->full_rank != g->it->rank)
+        return;
+    LoType t = lt_tensor(IR_I8, g->it->rank, g->it->shape);
+    int8_t dm[IR_MAX_RANK];
+    for (int d = 0; d < g->it->rank; d++)
+        dm[d] = (int8_t)d;
+    LoBuf *saved = g->c->out;
+    g->c->out = g->main;
+    unsigned shape = le_alloc_tensor(g->c, &t);
+    g->c->out = saved;
+    add_in(g, shape, &t, g->it->rank, dm, false);
+}
+
 /* Writes the generic: header, block arguments, the body, the terminator line. */
 static void
 emit_generic(Gen *g, unsigned res, int red_dim, unsigned outs, const LoType *outs_type, int out_rank,
@@ -482,6 +516,7 @@ emit_generic(Gen *g, unsigned res, int red_dim, unsigned outs, const LoType *out
 {
     LeCtx *c = g->c;
     LoBuf *o = g->main;
+    add_shape_operand(g, out_rank, out_dm);
     lo_printf(o, "%*s", o->indent, "");
     if (res)
         lo_printf(o, "%%v%u = ", res);

@@ -35,6 +35,7 @@
  *   lo_emit_dot_pairs.c  the bf16 dot on vdpbf16ps
  *   lo_emit_prefetch.c   prefetch of a dot's next K-step tiles
  *   lo_emit_scan.c     scans and several-operand reductions, walked in order
+ *   lo_emit_debug.c    tt.print / tt.assert: calls into the runtime
  *   lo_emit.c          the walk, structured control flow, scopes, the module
  * Requires: canonicalized IR (ir_pipeline_run: constants folded, CSE, DCE).
  */
@@ -105,7 +106,9 @@ typedef struct AForm {
 
 /* A pointer (scalar or tile): kernel argument 'param' plus an element offset. A
  * gathered pointer (offsets not affine) adds the IR integer tiles gen[] to
- * off element-wise. */
+ * off element-wise; gen tile i's dim k is the pointer's dim gdm[i][k] (-1: a unit
+ * dim the pointer broadcast, read at 0), so broadcasts, expand_dims and
+ * transposes of a gathered pointer keep it gathered. */
 #define LP_MAX_GEN 8
 typedef struct PtrForm {
     int param;           /* kernel parameter index of the base pointer */
@@ -113,6 +116,7 @@ typedef struct PtrForm {
     AForm off;
     int ngen;
     IrRef gen[LP_MAX_GEN];
+    int8_t gdm[LP_MAX_GEN][IR_MAX_RANK];
 } PtrForm;
 
 /* A block pointer: element offset of its base, and per dim shape, stride, offset. */
@@ -446,6 +450,9 @@ typedef struct LeCtx {
     int decl_dpbf16;     /* bit 0/1: the 256/512-bit vdpbf16ps is called (declared
                             after the kernel) */
     int decl_prefetch;   /* llvm.prefetch is called (declared after the kernel) */
+    int debug_used;      /* lo_emit_debug.c: bit 0 tt.print, bit 1 tt.assert met */
+    LoBuf debug_globals; /* their descriptor strings, written after the kernel */
+    unsigned ndebug_strs;
     int err;
 } LeCtx;
 
@@ -569,6 +576,11 @@ bool le_prefetch_plan(LeCtx *c, IrRef v, int kdim, int64_t kext, LePrefetch *p);
 void le_prefetch_rows(LeCtx *c, const LePrefetch *p, unsigned part, int64_t parts);
 int le_reduce(LeCtx *c, IrOp *op);
 int le_scan(LeCtx *c, IrOp *op);
+
+/* lo_emit_debug.c: tt.print and tt.assert as runtime calls, and the module-level
+ * globals they need (written after the kernel function) */
+int le_debug_op(LeCtx *c, IrOp *op);
+void le_debug_globals(LeCtx *c, LoBuf *o);
 
 /* lo_emit_scan.c: scans and reductions the vectorised path does not take */
 int le_sequential_combine(LeCtx *c, IrOp *op, bool scan);

@@ -816,7 +816,14 @@ walk_op(Walk *w, const IrOp *op)
     case IR_PROTON_RECORD:
         return scope_mark(p, op);
     case IR_PRINT:
+        for (uint32_t i = 0; i < op->nargs; i++)
+            if (ir_type_is_ptr(p->m, ir_type_elem(p->m, f->vals[op->args[i]].type)))
+                return lp_error(p, op->loc, "tl.device_print of pointers is not supported by the CPU backend");
+        return 0;
     case IR_ASSERT:
+        if (is_tile(p, op->args[0]))
+            return lp_error(p, op->loc, "internal: tt.assert of a tensor (the builder reduces it to one i1)");
+        return 0;
     case IR_CALL:
     case IR_EXTERN_ELEM:
     case IR_INT_TO_PTR:

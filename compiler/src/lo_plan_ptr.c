@@ -126,6 +126,36 @@ form_reshape_like(LoPlan *p, const IrOp *op, const AForm *x)
     return f;
 }
 
+/* The dim map of a gathered pointer's gen tile (gen dim -> pointer dim, -1: read at
+ * 0) after op (broadcast / expand_dims / trans) reshaped the pointer. */
+static void
+gen_reshape_like(LoPlan *p, const IrOp *op, int8_t *gdm, int grank)
+{
+    const int64_t *xs = ir_type_shape(p->m, p->f->vals[op->args[0]].type);
+    const int64_t *rs = ir_type_shape(p->m, p->f->vals[op->res[0]].type);
+    int rr = ir_type_rank(p->m, p->f->vals[op->res[0]].type);
+    for (int k = 0; k < grank; k++) {
+        int d = gdm[k];
+        if (d < 0)
+            continue;
+        switch (op->opc) {
+        case IR_BROADCAST:
+            if (xs[d] == 1 && rs[d] != 1)
+                gdm[k] = -1;
+            break;
+        case IR_EXPAND_DIMS:
+            if (d >= op->i[0])
+                gdm[k] = (int8_t)(d + 1);
+            break;
+        default: /* IR_TRANS: result dim j is operand dim ints[j] */
+            for (int j = 0; j < rr; j++)
+                if (op->ints[j] == d)
+                    gdm[k] = (int8_t)j;
+            break;
+        }
+    }
+}
+
 /* (a) % m with a = base + 1 * i_d over exactly one dim d and m uniform: the dim
  * wraps around. */
 static AForm *
@@ -278,6 +308,8 @@ compute_ptrform(LoPlan *p, IrRef v)
         } else {
             if (q->ngen == LP_MAX_GEN)
                 return NULL;
+            for (int k = 0; k < rank; k++)
+                q->gdm[q->ngen][k] = (int8_t)k;
             q->gen[q->ngen++] = d->args[1];
         }
         return q;
@@ -292,12 +324,14 @@ compute_ptrform(LoPlan *p, IrRef v)
     case IR_BROADCAST:
     case IR_EXPAND_DIMS:
     case IR_TRANS: {
-        if (!(x = lp_ptrform(p, d->args[0])) || x->ngen)
+        if (!(x = lp_ptrform(p, d->args[0])))
             return NULL;
         AForm *o = form_reshape_like(p, d, &x->off);
         if (!o)
             return NULL;
         q = ptr_copy(p, x);
+        for (int i = 0; i < q->ngen; i++)
+            gen_reshape_like(p, d, q->gdm[i], ir_type_rank(p->m, p->f->vals[q->gen[i]].type));
         q->off = *o;
         return q;
     }

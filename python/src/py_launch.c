@@ -19,9 +19,20 @@
 #include "proton.h"
 #include "runtime.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
+
+/* The exception of a failed launch: a device_assert that failed (the runtime's report
+ * names the kernel, program, file:line and message), or any other failure. */
+static PyObject *
+launch_error(int rc)
+{
+    if (rc == -ECANCELED)
+        return py_err(PyExc_RuntimeError, "device-side assertion failed: %s", rt_last_error());
+    return py_err(PyExc_RuntimeError, "launch failed: %s", rt_last_error());
+}
 
 #define MAXP 128 /* parameters per kernel */
 
@@ -281,7 +292,7 @@ compiled_launch(PyObject *self, PyObject *args)
     if (pyf)
         pn_python_frames(NULL, 0); /* not left pending when nothing was recorded */
     if (rc < 0)
-        return py_err(PyExc_RuntimeError, "launch failed: %s", rt_last_error());
+        return launch_error(rc);
     Py_RETURN_NONE;
 }
 
@@ -537,7 +548,7 @@ param_index(Kernel *k, PyObject *key)
 /* Launch options that upstream Triton and triton-cpu accept; only the thread count
  * means something on the CPU. */
 static int
-launch_option(PyObject *key, PyObject *val, int *nthreads)
+launch_option(PyObject *key, PyObject *val, int *nthreads, int *debug)
 {
     const char *s = PyUnicode_AsUTF8(key);
     if (!s)
@@ -549,8 +560,15 @@ launch_option(PyObject *key, PyObject *val, int *nthreads)
         *nthreads = (int)v;
         return 1;
     }
+    if (!strcmp(s, "debug")) { /* compiles device_assert in or out: part of the specialisation */
+        int v = val == Py_None ? 0 : PyObject_IsTrue(val);
+        if (v < 0)
+            return -1;
+        *debug = val == Py_None ? 0 : v ? 2 : 1;
+        return 1;
+    }
     static const char *const ignored[] = {"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion",
-                                          "debug", "waves_per_eu", "matrix_instr_nonkdim", "kpack",
+                                          "waves_per_eu", "matrix_instr_nonkdim", "kpack",
                                           "launch_cooperative_grid", "enable_warp_specialization", "stream",
                                           "warmup", "instrumentation_mode", NULL};
     for (int i = 0; ignored[i]; i++)
@@ -564,7 +582,9 @@ typedef struct Bound {
     uint64_t words[MAXP];
     uint64_t payload[MAXP]; /* pointer value / int value */
     uint64_t hash;
+    uint64_t variant;       /* compile_variant, and the launch's debug option << 8 */
     int nthreads;
+    int debug;              /* launch option debug: 0 not given, 1 False, 2 True */
 } Bound;
 
 static int
@@ -572,6 +592,7 @@ bind(Kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, Boun
 {
     memset(b->v, 0, sizeof(PyObject *) * (size_t)k->nparams);
     b->nthreads = 0;
+    b->debug = 0;
     if (nargs > k->nparams) {
         py_err(PyExc_TypeError, "%U() takes %d positional arguments but %zd were given", k->name, k->nparams, nargs);
         return -1;
@@ -583,7 +604,7 @@ bind(Kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, Boun
         PyObject *key = PyTuple_GET_ITEM(kwnames, j), *val = args[nargs + j];
         int i = param_index(k, key);
         if (i < 0) {
-            int r = launch_option(key, val, &b->nthreads);
+            int r = launch_option(key, val, &b->nthreads, &b->debug);
             if (r < 0)
                 return -1;
             if (r == 0) {
@@ -646,7 +667,8 @@ tensor_ptr(PyObject *o, uint64_t *ptr)
 static int
 specialize(Kernel *k, Bound *b)
 {
-    uint64_t h = mix(1469598103934665603ull, compile_variant);
+    b->variant = compile_variant | (uint64_t)b->debug << 8;
+    uint64_t h = mix(1469598103934665603ull, b->variant);
     for (int i = 0; i < k->nparams; i++) {
         PyObject *o = b->v[i];
         uint64_t w;
@@ -742,7 +764,7 @@ lookup(Kernel *k, Bound *b)
     if (!k->tcap)
         return NULL;
     for (Spec *s = k->table[b->hash & (k->tcap - 1)]; s; s = s->next) {
-        if (s->hash != b->hash || s->variant != compile_variant ||
+        if (s->hash != b->hash || s->variant != b->variant ||
             memcmp(s->words, b->words, sizeof(uint64_t) * (size_t)k->nparams))
             continue;
         bool eq = true;
@@ -788,7 +810,7 @@ insert(Kernel *k, Bound *b, Compiled *c)
     if (!s)
         return -1;
     s->hash = b->hash;
-    s->variant = compile_variant;
+    s->variant = b->variant;
     memcpy(s->words, b->words, sizeof(uint64_t) * (size_t)k->nparams);
     for (int i = 0; i < k->nparams; i++)
         if (k->is_constexpr[i])
@@ -848,7 +870,8 @@ resolve(Kernel *k, Bound *b)
         return s->compiled;
     }
     PyObject *spec = spec_tuple(k, b), *bt = bound_tuple(k, b);
-    PyObject *c = spec && bt ? PyObject_CallMethodObjArgs((PyObject *)k, str_compile_spec, spec, bt, NULL) : NULL;
+    PyObject *dbg = b->debug == 0 ? Py_None : b->debug == 2 ? Py_True : Py_False;
+    PyObject *c = spec && bt ? PyObject_CallMethodObjArgs((PyObject *)k, str_compile_spec, spec, bt, dbg, NULL) : NULL;
     Py_XDECREF(spec);
     Py_XDECREF(bt);
     if (!c)
@@ -971,7 +994,7 @@ do_launch(Kernel *k, PyObject *grid, PyObject *const *args, Py_ssize_t nargs, Py
         Py_DECREF(r);
     }
     if (rc < 0)
-        return py_err(PyExc_RuntimeError, "launch failed: %s", rt_last_error());
+        return launch_error(rc);
     Py_RETURN_NONE;
 }
 

@@ -55,6 +55,18 @@ class _RuntimeKnobs:
         self.kernel_load_end_hook = None
         self.kernel_unload_hook = None
         self.interpret = False
+        self._debug = None
+
+    @property
+    def debug(self):
+        """TRITON_DEBUG: device_assert is compiled into every kernel. Read from the
+        environment until set in code (None goes back to it); refresh_knobs() re-reads."""
+        return _env_bool("TRITON_DEBUG") if self._debug is None else bool(self._debug)
+
+    @debug.setter
+    def debug(self, value):
+        self._debug = value
+        _sync_compile_variant()
 
     def _sync(self):
         from triton._C import tritium as _C
@@ -147,6 +159,24 @@ class _CompilationKnobs:
         self.always_compile = False
 
 
+def _sync_compile_variant():
+    """Tells the launcher which process-wide switches change what kernels compile to
+    (bit 0: Proton instrumentation, bit 1: debug), so that its specialisation cache
+    picks the matching variant."""
+    try:
+        from triton._C import tritium
+        from triton.profiler.flags import flags
+    except ImportError:
+        return
+    tritium.set_compile_variant((1 if flags.instrumentation_on else 0) | (2 if runtime.debug else 0))
+
+
+def refresh_knobs():
+    """Re-reads the knobs that follow environment variables (upstream's name)."""
+    _sync_compile_variant()
+
+
 runtime = _RuntimeKnobs()
 proton = _ProtonKnobs()
 compilation = _CompilationKnobs()
+_sync_compile_variant()

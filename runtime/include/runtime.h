@@ -228,7 +228,8 @@ double rt_llc_bytes(void);
 const char *rt_kernel_path(const RtKernel *k);
 /* Launch flags the kernel wants (rt_launch_ex): RT_LAUNCH_TEAMS when its library
  * exports tritium_parallel_for (it has smt.parallel loops; the loader pointed that
- * at rt_parallel_for). */
+ * at rt_parallel_for); RT_LAUNCH_DEBUG when it exports tritium_debug_print or
+ * tritium_debug_assert (tl.device_print, tl.device_assert; pointed at rt_debug_*). */
 unsigned rt_kernel_launch_flags(const RtKernel *k);
 
 /* ---- smt.parallel loops --------------------------------------------------------- */
@@ -244,6 +245,18 @@ typedef void (*RtParallelBody)(void *data, int64_t lo, int64_t hi, void *pctx);
  * The function compiled kernels call through their tritium_parallel_for pointer
  * (docs/compiler.md §1.2). */
 void rt_parallel_for(RtParallelBody body, void *data, int64_t n, void *pctx);
+
+/* ---- tl.device_print / tl.device_assert ------------------------------------------ */
+
+/* What compiled kernels call through their tritium_debug_print pointer (set by the
+ * loader): prints every element of each operand, data[i] the address of operand i
+ * (dense, row-major), 'desc' the print's constant descriptor (rt_debug.c). Output
+ * goes to fd 1, per program in one write when called inside a launch. */
+void rt_debug_print(const char *desc, int32_t px, int32_t py, int32_t pz, const uint64_t *data);
+/* Through tritium_debug_assert, when an assert's condition is false somewhere:
+ * records the failure for the launch and leaves the program (see RT_LAUNCH_DEBUG).
+ * Called outside a launch, prints the report on stderr and returns. */
+void rt_debug_assert(const char *desc, int32_t px, int32_t py, int32_t pz);
 
 /* ---- launcher ------------------------------------------------------------------ */
 
@@ -261,12 +274,17 @@ void rt_parallel_for(RtParallelBody body, void *data, int64_t n, void *pctx);
  * thread: libgomp's pool does not survive fork. */
 int rt_launch(RtKernelFn fn, const uint64_t *args, const int32_t grid[3], int nthreads,
               uint32_t pn_site);
-/* Launch flags (rt_kernel_launch_flags). RT_LAUNCH_TEAMS: the kernel runs smt.parallel
+/* Launch flags (rt_kernel_launch_flags). RT_LAUNCH_DEBUG: the kernel calls
+ * rt_debug_print / rt_debug_assert (tl.device_print, tl.device_assert): its programs
+ * run one by one under a guard, each program's print output is written when it ends,
+ * and a failing assert stops the launch, which returns -ECANCELED with the report
+ * ("file:line: kernel: program (x, y, z): Assertion `msg` failed") as
+ * rt_last_error(). RT_LAUNCH_TEAMS: the kernel runs smt.parallel
  * loops through rt_parallel_for; when the grid has fewer programs than threads
  * (nthreads, or the default), every thread joins the launch and each program gets a
  * team of threads/programs of them (the remainder to the first teams) to spread its
  * loops over. With as many programs as threads, or one thread, as rt_launch. */
-enum { RT_LAUNCH_TEAMS = 1 };
+enum { RT_LAUNCH_TEAMS = 1, RT_LAUNCH_DEBUG = 2 };
 /* rt_launch with flags. */
 int rt_launch_ex(RtKernelFn fn, const uint64_t *args, const int32_t grid[3], int nthreads,
                  uint32_t pn_site, unsigned flags);

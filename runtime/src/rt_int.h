@@ -9,6 +9,8 @@
 
 #include "runtime.h"
 
+#include <pthread.h>
+#include <setjmp.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -131,5 +133,32 @@ void rt_team_release(RtTeam *tm);
 /* Helper: runs chunks of the leader's loops with pctx until the leader releases the
  * team; 'proton' when pctx records (its scopes are then tagged with the leader's pid). */
 void rt_team_help(RtTeam *tm, PnThread *pctx, int proton);
+
+/* rt_debug.c — device_print / device_assert state. One RtDebugLaunch per launch of a
+ * kernel with prints or asserts (RT_LAUNCH_DEBUG), on the launching thread's stack;
+ * one RtDebugFrame per thread taking part, while it does. */
+typedef struct RtDebugLaunch {
+    pthread_mutex_t lock;
+    _Atomic int failed;   /* an assert failed: the other programs stop */
+    char report[1024];    /* the first failure, "file:line: kernel: program (...): ..." */
+} RtDebugLaunch;
+typedef struct RtDebugFrame {
+    RtDebugLaunch *launch;
+    int armed;            /* a failing assert longjmps to jb (the thread runs a program) */
+    jmp_buf jb;
+    struct RtDebugFrame *saved;
+} RtDebugFrame;
+void rt_debug_launch_init(RtDebugLaunch *l);
+void rt_debug_launch_fini(RtDebugLaunch *l);
+/* This thread takes part in launch l until rt_debug_leave (which also writes its
+ * pending print output); 'armed': jb is set before each program. */
+void rt_debug_enter(RtDebugFrame *f, RtDebugLaunch *l, int armed);
+void rt_debug_leave(RtDebugFrame *f);
+/* Writes this thread's pending print output to fd 1 (one write, under a lock). */
+void rt_debug_flush(void);
+/* Around code a longjmp may not cross (a team's parallel loop): returns the state
+ * rt_debug_rearm restores. */
+int rt_debug_disarm(void);
+void rt_debug_rearm(int armed);
 
 #endif /* RT_INT_H */

@@ -12,6 +12,9 @@
  * A kernel with smt.parallel loops launched with fewer programs than threads
  * (RT_LAUNCH_TEAMS) gets every thread: each program leads a team of the idle ones,
  * which share its parallel loops (rt_team.c).
+ * A kernel with prints or asserts (RT_LAUNCH_DEBUG) runs each program under a guard
+ * (run_range_debug): its print output is written when the program ends, and a failing
+ * assert ends the program and stops the launch (rt_debug.c).
  */
 #include "rt_int.h"
 
@@ -30,6 +33,7 @@ typedef struct Job {
     int programs;   /* pn_launch_wants_programs() */
     RtTeam *teams;  /* one per program when programs get teams, else NULL */
     int nthreads;   /* the team size asked of GOMP_parallel (what the teams assume) */
+    RtDebugLaunch *dbg; /* RT_LAUNCH_DEBUG: prints and asserts, else NULL */
 } Job;
 
 static void
@@ -78,6 +82,49 @@ run_range_programs(const Job *j, int64_t lo, int64_t hi, PnThread *t)
     }
 }
 
+/* One program under the debug guard: 0, or -1 when an assert failed in it (the
+ * assert longjmps back here). Its own function, so no local of the caller's loop is
+ * live across the setjmp. */
+static int
+run_guarded(const Job *j, const int32_t pid[3], PnThread *t, RtDebugFrame *f)
+{
+    if (setjmp(f->jb))
+        return -1;
+    j->fn(j->args, pid[0], pid[1], pid[2], j->g[0], j->g[1], j->g[2], t);
+    return 0;
+}
+
+/* Programs [lo, hi) of a kernel with prints or asserts: each one's output written when
+ * it ends; none starts once an assert of the launch has failed. */
+static void
+run_range_debug(const Job *j, int64_t lo, int64_t hi, PnThread *t)
+{
+    int32_t pid[3] = {(int32_t)(lo % j->g[0]), (int32_t)(lo / j->g[0] % j->g[1]),
+                      (int32_t)(lo / ((int64_t)j->g[0] * j->g[1]))};
+    RtDebugFrame f;
+
+    rt_debug_enter(&f, j->dbg, 1);
+    for (int64_t i = lo; i < hi; i++) {
+        if (atomic_load_explicit(&j->dbg->failed, memory_order_acquire))
+            break;
+        if (j->programs)
+            pn_program_begin(t, pid);
+        int rc = run_guarded(j, pid, t, &f);
+        f.armed = 1; /* a longjmp out of a disarmed region cannot happen; keep it set */
+        if (j->programs)
+            pn_program_end(t);
+        rt_debug_flush();
+        if (rc < 0)
+            break;
+        if (++pid[0] == j->g[0]) {
+            pid[0] = 0;
+            if (++pid[1] == j->g[1])
+                pid[1] = 0, pid[2]++;
+        }
+    }
+    rt_debug_leave(&f);
+}
+
 /* One worker's share, with the Proton worker hooks when the launch is recorded. */
 static void
 run_share(const Job *j, int worker, int64_t lo, int64_t hi)
@@ -85,12 +132,17 @@ run_share(const Job *j, int worker, int64_t lo, int64_t hi)
     PnThread *t, *pctx;
 
     if (!j->pn) {
-        run_range(j, lo, hi, &noop_thread);
+        if (RT_UNLIKELY(j->dbg != NULL))
+            run_range_debug(j, lo, hi, &noop_thread);
+        else
+            run_range(j, lo, hi, &noop_thread);
         return;
     }
     t = pn_worker_begin(j->pn, worker);
     pctx = t ? t : &noop_thread;
-    if (j->programs)
+    if (j->dbg)
+        run_range_debug(j, lo, hi, pctx);
+    else if (j->programs)
         run_range_programs(j, lo, hi, pctx);
     else
         run_range(j, lo, hi, pctx);
@@ -115,7 +167,12 @@ team_share(const Job *j, int64_t t)
         return;
     }
     p = j->pn ? pn_worker_begin(j->pn, (int)t) : &noop_thread;
-    rt_team_help(tm, p, j->pn != NULL);
+    RtDebugFrame f;
+    if (j->dbg) /* a helper's prints and asserts belong to the launch; it never jumps */
+        rt_debug_enter(&f, j->dbg, 0);
+    rt_team_help(tm, p ? p : &noop_thread, j->pn != NULL);
+    if (j->dbg)
+        rt_debug_leave(&f);
     if (j->pn)
         pn_worker_end(j->pn, p);
 }
@@ -201,6 +258,47 @@ plan_teams(Job *j, int t, RtTeam *local, int nlocal)
     return tm;
 }
 
+/* The number of threads the grid of j runs on (teams planned when they apply). */
+static int
+threads_for(Job *j, int nthreads, int teams, RtTeam *local)
+{
+    int t = nthreads;
+    if (t != 1) {
+        if (RT_UNLIKELY(!atomic_load_explicit(&rt_omp_ready, memory_order_acquire)))
+            rt_threads_init();
+        if (!t)
+            t = atomic_load_explicit(&rt_default_threads, memory_order_relaxed);
+        if (t > j->n && !teams)
+            t = (int)j->n;
+        if (t > PN_MAX_WORKERS && pn_active())
+            t = PN_MAX_WORKERS; /* Proton keeps per-worker state for this many */
+        if (!rt_omp.parallel || atomic_load_explicit(&rt_omp_forked, memory_order_relaxed))
+            t = 1;
+        if (t > j->n && !plan_teams(j, t, local, 4))
+            t = (int)j->n;
+    }
+    return t;
+}
+
+/* The launch of a kernel with prints or asserts: as any other, then the first failed
+ * assert, if any, as the result. */
+static int
+launch_debug(Job *j, RtDebugLaunch *dbg, int nthreads, uint32_t pn_site, int teams)
+{
+    RtTeam local[4];
+    int rc = 0;
+
+    rt_debug_launch_init(dbg);
+    j->dbg = dbg;
+    run_grid(j, j->n == 1 && !teams ? 1 : threads_for(j, nthreads, teams, local), pn_site);
+    if (j->teams && j->teams != local)
+        free(j->teams);
+    if (atomic_load_explicit(&dbg->failed, memory_order_acquire))
+        rc = rt_fail(ECANCELED, "%s", dbg->report);
+    rt_debug_launch_fini(dbg);
+    return rc;
+}
+
 int
 rt_launch(RtKernelFn fn, const uint64_t *args, const int32_t grid[3], int nthreads,
           uint32_t pn_site)
@@ -212,9 +310,10 @@ int
 rt_launch_ex(RtKernelFn fn, const uint64_t *args, const int32_t grid[3], int nthreads,
              uint32_t pn_site, unsigned flags)
 {
-    Job j = {fn, args, {grid[0], grid[1], grid[2]}, 0, NULL, 0, NULL, 0};
+    Job j = {fn, args, {grid[0], grid[1], grid[2]}, 0, NULL, 0, NULL, 0, NULL};
     RtTeam local[4];
-    int t, teams = (flags & RT_LAUNCH_TEAMS) != 0;
+    RtDebugLaunch dbg;
+    int teams = (flags & RT_LAUNCH_TEAMS) != 0;
 
     if (RT_UNLIKELY((grid[0] | grid[1] | grid[2] | nthreads) < 0))
         return rt_fail(EINVAL, "bad launch: grid (%d, %d, %d), %d threads", grid[0], grid[1],
@@ -222,6 +321,8 @@ rt_launch_ex(RtKernelFn fn, const uint64_t *args, const int32_t grid[3], int nth
     if (RT_UNLIKELY(__builtin_mul_overflow((int64_t)grid[0] * grid[1], (int64_t)grid[2], &j.n)))
         return rt_fail(EINVAL, "bad launch: grid (%d, %d, %d) has too many programs", grid[0],
                        grid[1], grid[2]);
+    if (RT_UNLIKELY(flags & RT_LAUNCH_DEBUG) && j.n > 0)
+        return launch_debug(&j, &dbg, nthreads, pn_site, teams);
     if (j.n == 0 || (j.n == 1 && (!teams || nthreads == 1))) {
         /* the common tiny launch: no team, no division, one predictable branch */
         if (j.n == 1 && RT_LIKELY(!pn_active()))
@@ -230,23 +331,9 @@ rt_launch_ex(RtKernelFn fn, const uint64_t *args, const int32_t grid[3], int nth
             run_grid(&j, 1, pn_site);
         return 0;
     }
-    t = nthreads;
-    if (t != 1) {
-        if (RT_UNLIKELY(!atomic_load_explicit(&rt_omp_ready, memory_order_acquire)))
-            rt_threads_init();
-        if (!t)
-            t = atomic_load_explicit(&rt_default_threads, memory_order_relaxed);
-        if (t > j.n && !teams)
-            t = (int)j.n;
-        if (t > PN_MAX_WORKERS && pn_active())
-            t = PN_MAX_WORKERS; /* Proton keeps per-worker state for this many */
-        if (!rt_omp.parallel || atomic_load_explicit(&rt_omp_forked, memory_order_relaxed))
-            t = 1;
-        if (t > j.n && !plan_teams(&j, t, local, 4))
-            t = (int)j.n;
-    }
-    run_grid(&j, t, pn_site);
+    run_grid(&j, threads_for(&j, nthreads, teams, local), pn_site);
     if (j.teams && j.teams != local)
         free(j.teams);
     return 0;
 }
+

@@ -124,6 +124,24 @@ bind_parallel_for(RtKernel *k)
     }
 }
 
+typedef void (*DebugPrintFn)(const char *, int32_t, int32_t, int32_t, const uint64_t *);
+typedef void (*DebugAssertFn)(const char *, int32_t, int32_t, int32_t);
+
+/* A kernel with tl.device_print / tl.device_assert exports the pointers it calls them
+ * through (docs/compiler.md §1.2), initially functions of its own that do nothing. */
+static void
+bind_debug(RtKernel *k)
+{
+    DebugPrintFn *p = dlsym(k->handle, "tritium_debug_print");
+    DebugAssertFn *a = dlsym(k->handle, "tritium_debug_assert");
+    if (p)
+        *p = rt_debug_print;
+    if (a)
+        *a = rt_debug_assert;
+    if (p || a)
+        k->flags |= RT_LAUNCH_DEBUG;
+}
+
 /* Documented in runtime.h. The lock covers choosing the name and dlopen, so two
  * threads loading replaced files cannot pick the same alias. */
 int
@@ -166,6 +184,7 @@ rt_kernel_load(const char *so_path, RtKernel **out)
     }
     k->fn_nt = (RtKernelFn)(uintptr_t)dlsym(k->handle, "tritium_kernel_nt");
     bind_parallel_for(k);
+    bind_debug(k);
     dlerror();
     k->next = live;
     live = k;

@@ -159,7 +159,9 @@ rt_parallel_for(RtParallelBody body, void *data, int64_t n, void *pctx)
     /* only the leader writes gen; the next value differs from what every helper saw */
     atomic_store(&tm->gen, (atomic_load_explicit(&tm->gen, memory_order_relaxed) + 1) & ~TEAM_DONE);
     wake(&tm->gen, &tm->gen_sleepers);
+    int armed = rt_debug_disarm(); /* an assert may not jump out while helpers run */
     run_chunks(tm, pctx);
+    rt_debug_rearm(armed);
     while ((left = atomic_load_explicit(&tm->left, memory_order_acquire)) != 0)
         await_change(&tm->left, left, &tm->left_sleepers);
     cur_team = tm;

@@ -266,3 +266,141 @@ def _expand_kernel(dummy, N: tl.constexpr):
 
 def test_expand_dims_tuples_and_negative_axes():
     _expand_kernel[(1, )](torch.empty(1), 32)
+
+
+@triton.jit
+def _atomic_result_index(Index, Out, SIZE: tl.constexpr, OP: tl.constexpr):
+    r = tl.arange(0, SIZE)[:, None]
+    if OP == "add":
+        w = tl.atomic_add(Index + r, val=r, sem="relaxed")
+    else:
+        w = tl.atomic_cas(Index + r, cmp=tl.zeros((SIZE, ), dtype=Index.dtype.element_ty)[:, None],
+                          val=(r + 100).to(Index.dtype.element_ty), sem="relaxed")
+    # a store through a pointer indexed by the atomic's result, broadcast along dim 1
+    tl.store(Out + w.to(tl.int32) * SIZE + tl.arange(0, SIZE)[None, :], (r * 10 + tl.arange(0, SIZE)[None, :]))
+
+
+@pytest.mark.parametrize("op", ["add", "cas"])
+@pytest.mark.parametrize("size", [1, 4, 16])
+def test_store_indexed_by_atomic_result(op, size):
+    """upstream's test_tensor_atomic_use_result, with a permuted index and values that
+    say which row wrote where (not a constant): row r writes out[old[r], :]."""
+    perm = torch.randperm(size, generator=torch.Generator().manual_seed(size)).to(torch.int32)
+    index = perm.clone()
+    out = torch.full((size, size), -1, dtype=torch.int32)
+    _atomic_result_index[(1, )](index, out, size, op)
+    ref = torch.full((size, size), -1, dtype=torch.int32)
+    for r in range(size):
+        ref[perm[r]] = r * 10 + torch.arange(size, dtype=torch.int32)
+    assert torch.equal(out, ref)
+    want_index = perm + torch.arange(size, dtype=torch.int32) if op == "add" else torch.where(
+        perm == 0, torch.arange(size, dtype=torch.int32) + 100, perm)
+    assert torch.equal(index, want_index)
+
+
+@triton.jit
+def _gathered_reshaped(X, I, Out, M: tl.constexpr, N: tl.constexpr):
+    rows = tl.load(I + tl.arange(0, M))          # gathered row indices
+    p = X + rows * N                             # [M] gathered pointer
+    a = tl.load(p[:, None] + tl.arange(0, N)[None, :])      # expand_dims + broadcast
+    pt = tl.trans(p[:, None] + tl.arange(0, N)[None, :])     # a transposed gathered pointer
+    b = tl.load(pt)
+    tl.store(Out + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :], a * 2)
+    tl.store(Out + M * N + tl.arange(0, N)[:, None] * M + tl.arange(0, M)[None, :], b)
+    q = Out + 2 * M * N + rows[:, None] * N           # a scatter through a broadcast gathered pointer
+    tl.store(q + tl.arange(0, N)[None, :], a + 1)
+
+
+def test_gathered_pointer_broadcast_expand_dims_trans():
+    M, N = 8, 16
+    x = torch.randn(M, N)
+    idx = torch.randperm(M).to(torch.int32)
+    out = torch.zeros(3 * M * N)
+    _gathered_reshaped[(1, )](x, idx, out, M, N)
+    assert torch.equal(out[:M * N].view(M, N), x[idx.long()] * 2)
+    assert torch.equal(out[M * N:2 * M * N].view(N, M), x[idx.long()].T)
+    ref = torch.zeros(M, N)
+    ref[idx.long()] = x[idx.long()] + 1
+    assert torch.equal(out[2 * M * N:].view(M, N), ref)
+
+
+@triton.jit
+def _squeeze_kernel(X, Out, N: tl.constexpr):
+    x = tl.load(X + tl.arange(0, N))
+    a = tl.unsqueeze(x, -1)                     # [N, 1]
+    b = x.unsqueeze(0)                          # [1, N]
+    tl.static_assert(a.shape == [N, 1])
+    tl.static_assert(b.shape == [1, N])
+    c = tl.squeeze(a * b, 1) if False else tl.squeeze(tl.sum(a * b, 1, keep_dims=True), -1)
+    tl.static_assert(c.shape == [N])
+    tl.store(Out + tl.arange(0, N), c)
+
+
+def test_unsqueeze_squeeze():
+    x = torch.arange(8, dtype=torch.float32)
+    out = torch.zeros(8)
+    _squeeze_kernel[(1, )](x, out, N=8)
+    assert torch.equal(out, x * x.sum())
+
+
+@pytest.mark.parametrize("axes, msg", [(-3, "invalid axis -3"), (2, "invalid axis 2"),
+                                       ((0, 0), r"duplicate axes, normalized axes = \[0, 0\]"),
+                                       ((0, -3), r"duplicate axes, normalized axes = \[0, 0\]")])
+def test_expand_dims_errors_as_upstream(axes, msg):
+    @triton.jit
+    def k(X, A: tl.constexpr):
+        tl.expand_dims(tl.arange(0, 4), A)
+
+    with pytest.raises(triton.CompilationError, match=msg):
+        k[(1, )](torch.zeros(1), axes)
+
+
+@triton.jit
+def _short_circuit(x):
+    if (x is not None) and hasattr(x, "dtype") and isinstance(x.dtype, tl.pointer_type) and \
+            (x.dtype.element_ty == tl.int32) and (tl.load(x) > 42):
+        tl.store(x, 42)
+
+
+def test_hasattr_and_pi32_t_in_kernels():
+    assert tl.pi32_t == tl.pointer_type(tl.int32)
+    _short_circuit[(1, )](None)
+    _short_circuit[(1, )](2)
+    for v, want in [(37, 37), (84, 42)]:
+        x = torch.full((1, ), v, dtype=torch.int32)
+        _short_circuit[(1, )](x)
+        assert x.item() == want
+    f = torch.full((1, ), 84.0)
+    _short_circuit[(1, )](f)
+    assert f.item() == 84.0
+
+
+@triton.jit
+def _void_ifexp_and_one_branch_return(Flag, Out, MODE: tl.constexpr):
+    pid = tl.program_id(0)
+    tl.store(Out + pid, 1) if pid % 2 == 0 else tl.store(Out + pid, 2)   # a void conditional expression
+    if MODE == "dynamic":
+        if tl.load(Flag):          # a return in only one branch, inside a constexpr if
+            tl.store(Out + 4 + pid, 10)
+            return
+    tl.store(Out + 4 + pid, 20)
+
+
+@pytest.mark.parametrize("flag", [0, 1])
+def test_void_conditional_expression_and_return_in_one_branch(flag):
+    out = torch.zeros(8, dtype=torch.int32)
+    _void_ifexp_and_one_branch_return[(4, )](torch.tensor([flag], dtype=torch.int32), out, "dynamic")
+    assert out.tolist() == [1, 2, 1, 2] + [10 if flag else 20] * 4
+
+
+@triton.jit
+def _zero_strided_add(X, stride_a, stride_b):
+    tl.atomic_add(X + tl.program_id(0) * stride_a + tl.program_id(1) * stride_b, 1)
+
+
+def test_zero_strided_tensor_atomics():
+    """upstream's test_zero_strided_tensors without its torch.cuda.device context: every
+    program of the expanded dim adds to the one element they share."""
+    x = torch.zeros((2, 2, 1)).expand((2, 2, 3))
+    _zero_strided_add[x.shape](x, x.stride(0), x.stride(1))
+    assert torch.equal(x, torch.full((2, 2, 3), 3.0))

@@ -181,3 +181,39 @@ def test_argmax_argmin_skip_nan(vals):
     mn = min(v for v in finite if v is not None)
     assert (out[0].item(), out[1].item()) == (mx, finite.index(mx))
     assert (out[2].item(), out[3].item()) == (mn, finite.index(mn))
+
+
+@triton.jit
+def _reduce_gathered_only(I, O, B: tl.constexpr):
+    # a reduction whose input is computed only from a gathered load (no strided read
+    # gives the generic its loop bounds: inductor's bounds assert reduces such a tile)
+    idx = tl.load(I + tl.arange(0, B) // 2)
+    tl.store(O, tl.min((idx < 50).to(tl.int32)))
+    tl.store(O + 1, tl.sum(idx * 3))
+
+
+def test_reduction_of_a_gathered_tile():
+    i = torch.randint(0, 100, (32, ), dtype=torch.int32)
+    o = torch.zeros(2, dtype=torch.int32)
+    _reduce_gathered_only[(1, )](i, o, B=64)
+    rep = i.repeat_interleave(2)
+    assert o.tolist() == [int(bool((rep < 50).all())), int((rep * 3).sum())]
+
+
+@triton.jit
+def _outer_sum(X, Out, N: tl.constexpr):
+    x = tl.load(X + tl.arange(0, N))
+    tl.store(Out + tl.arange(0, N), tl.sum(x[:, None] * x[None, :], 1))
+    tl.store(Out + N + tl.arange(0, N), tl.sum(x[:, None] * x[None, :], 0))
+
+
+@pytest.mark.parametrize("n", [2, 4, 8, 16, 32])
+def test_reduction_of_an_outer_product_of_one_load(n):
+    """One load read twice in a broadcast product, reduced per row: LLVM 19's
+    VectorCombine folded two rows' one-lane fmas into one wrong vector fma (row 1 of
+    8 got x1 * x1 where x1 * x0 belongs); compiled with it off."""
+    x = torch.arange(n, dtype=torch.float32) + 1
+    out = torch.zeros(2 * n)
+    _outer_sum[(1, )](x, out, N=n)
+    ref = x * x.sum()
+    assert torch.equal(out[:n], ref) and torch.equal(out[n:], ref)

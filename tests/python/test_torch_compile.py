@@ -141,13 +141,45 @@ def test_transformer_encoder_layer(tmp_path):
     assert sum("layer_norm" in n for n in k) == 2, k
 
 
-def test_embedding_gather(tmp_path):
-    """An index loaded from memory (inductor's indirect indexing): a gathered load.
-    Inductor's bounds asserts (tl.device_assert) are not supported yet: turned off."""
+@pytest.mark.parametrize("asserts", [True, False])
+def test_embedding_gather(tmp_path, asserts):
+    """An index loaded from memory (inductor's indirect indexing): a gathered load,
+    with inductor's bounds assert (tl.device_assert, compiled in: inductor asks for
+    debug=True) and without."""
     emb = torch.nn.Embedding(100, 32)
     idx = torch.randint(0, 100, (4, 16))
-    with inductor_config.patch(assert_indirect_indexing=False):
+    with inductor_config.patch(assert_indirect_indexing=asserts):
         _compiled(lambda i: emb(i) * 2.0 + 1.0, (idx,), tmp_path)
+
+
+def test_embedding_out_of_bounds_index_raises():
+    """An index out of range trips inductor's device_assert: the call raises (no read
+    outside the table, no crash) and the process goes on."""
+    emb = torch.nn.Embedding(100, 32)
+    idx = torch.randint(0, 100, (4, 16))
+    g = torch.compile(lambda i: emb(i) * 2.0 + 1.0)
+    with torch.no_grad():
+        torch.testing.assert_close(g(idx), emb(idx) * 2.0 + 1.0)
+        idx[1, 3] = 150
+        with pytest.raises(RuntimeError, match=r"program \(\d+, 0, 0\): Assertion `index out of bounds"):
+            g(idx)
+        idx[1, 3] = 7
+        torch.testing.assert_close(g(idx), emb(idx) * 2.0 + 1.0)
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_argmax_argmin_and_max_with_indices(tmp_path, dim):
+    """Reductions over several operands (value, index), as inductor writes argmax."""
+    x = torch.randn(24, 40)
+    x[3, 5] = x[3, 9] = 10.0  # a tie: the first index, as eager
+    _compiled(lambda a: (a.argmax(dim=dim), a.argmin(dim=dim), torch.max(a, dim=dim).indices), (x,), tmp_path)
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_cumsum_and_cumprod(tmp_path, dim):
+    """tl.associative_scan, as inductor writes torch.cumsum / torch.cumprod."""
+    x = torch.rand(12, 33) + 0.5
+    _compiled(lambda a: (torch.cumsum(a, dim) * 2, torch.cumprod(a, dim)), (x,), tmp_path, atol=1e-4, rtol=1e-4)
 
 
 def test_bf16_rounding_emulated(tmp_path):

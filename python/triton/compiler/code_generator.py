@@ -15,7 +15,7 @@ import threading
 from triton._C import tritium as _C
 from triton.language import core as tl
 from triton.language.core import _unwrap, constexpr, tensor
-from triton.compiler.errors import CompilationError
+from triton.compiler.errors import CompilationError, CompileTimeAssertionFailure
 
 _local = threading.local()
 
@@ -78,6 +78,8 @@ class CodeGenerator(ast.NodeVisitor):
             raise CompilationError(self.fn, self.cur_node or node, str(e)) from None
         except RecursionError:
             raise
+        except tl._StaticAssertionFailure as e:
+            raise CompileTimeAssertionFailure(self.fn, self.cur_node or node, str(e)) from None
         except Exception as e:  # noqa: BLE001 — every user mistake becomes a located error
             raise CompilationError(self.fn, self.cur_node or node, f"{type(e).__name__}: {e}") from e
         finally:
@@ -116,6 +118,13 @@ class CodeGenerator(ast.NodeVisitor):
                 break
             s = stmts[i]
             self.tail = tail and i == len(stmts) - 1
+            # a constexpr if holding a return, with code after it: its branch takes its
+            # place in this list, so the return sees the code that follows
+            if isinstance(s, ast.If) and i + 1 < len(stmts) and _contains_return(s):
+                cond = self._static_cond(s.test)
+                if cond is not None:
+                    stmts[i:i + 1] = list(s.body if cond else s.orelse)
+                    continue
             # `if cond: ...; return` followed by more code: the rest becomes the else branch
             if isinstance(s, ast.If) and _ends_with_return(s.body) and not _ends_with_return(s.orelse) and i + 1 < len(stmts):
                 cond = self._static_cond(s.test)
@@ -325,9 +334,16 @@ class CodeGenerator(ast.NodeVisitor):
             raise TypeError("a conditional expression needs a scalar condition; use tl.where for tensors")
         c = self.b.c
         c.if_begin(cond.handle)
-        tv = self.to_tensor(self.visit(node.body))
+        tv = self.visit(node.body)
+        tv = None if tv is None else self.to_tensor(tv)
         c.if_else()
-        ev = self.to_tensor(self.visit(node.orelse))
+        ev = self.visit(node.orelse)
+        if tv is None and ev is None:  # `store(a) if c else store(b)`: for the effects
+            c.if_end([], [])
+            return None
+        if tv is None or ev is None:
+            raise TypeError("a conditional expression needs a value on both sides, or on neither")
+        ev = self.to_tensor(ev)
         if tv.type != ev.type:
             raise TypeError(f"Mismatched type between branches ({tv.type} and {ev.type})")
         return self.wrap(c.if_end([tv.handle], [ev.handle])[0])
@@ -597,17 +613,17 @@ class CodeGenerator(ast.NodeVisitor):
             return acc
         if fn is builtins.abs and args and _is_tensor(_unwrap(args[0])):
             return tl.abs(args[0])
-        if fn is builtins.print:
-            if any(_is_tensor(_unwrap(a)) for a in args):
-                return tl.device_print("", *args)
-            return tl.static_print(*args, **kwargs)
+        if fn is builtins.print:  # upstream: device_print, the first string the prefix
+            if args and isinstance(_unwrap(args[0]), str):
+                return tl.device_print(_unwrap(args[0]), *args[1:])
+            return tl.device_print("", *args)
         if fn is tl.constexpr:
             return _unwrap(args[0]) if args else None
         if fn is builtins.isinstance:  # on tensors and constexprs, decided while tracing
             return isinstance(_unwrap(args[0]), _unwrap(args[1]))
-        if fn is builtins.getattr:
+        if fn is builtins.getattr or fn is builtins.hasattr:
             obj = args[0] if _is_tensor(_unwrap(args[0])) else _unwrap(args[0])
-            return getattr(obj, *[_unwrap(a) for a in args[1:]])
+            return fn(obj, *[_unwrap(a) for a in args[1:]])
         if isinstance(fn, type) and issubclass(fn, (tl.range, tl.static_range)):
             return fn(*args, **kwargs)
         # a method bound to a tensor (x.to(...)), or a Python function on constexprs

@@ -82,11 +82,24 @@ def _instrumentation_on():
         return False
 
 
-def cache_key(jitfn, spec, arch=None):
+def _debug_on(jitfn, debug=None):
+    """Whether device_assert is compiled in: TRITON_DEBUG (knobs.runtime.debug), else the
+    launch option debug=, else @triton.jit(debug=...), as upstream."""
+    import triton.knobs as knobs
+    if knobs.runtime.debug:
+        return True
+    if debug is None:
+        debug = getattr(jitfn, "debug", None)
+    return bool(debug)
+
+
+def cache_key(jitfn, spec, arch=None, debug=False):
     t = _target(arch)
     h = hashlib.sha256()
     h.update(jitfn.cache_key.encode())
     h.update(repr(spec).encode())
+    if debug:
+        h.update(b"debug")
     h.update(f"instrument={_instrumentation_on()}".encode())
     h.update(f"{t['triple']}|{t['cpu']}|{t['features']}|{t['vector_bytes']}".encode())
     h.update(_compiler_fingerprint().encode())
@@ -126,10 +139,11 @@ def _constexprs_json(jitfn, spec):
     return json.dumps(out)
 
 
-def _build(jitfn, spec, arch=None):
+def _build(jitfn, spec, arch=None, debug=False):
     """Traces the kernel and compiles it to a temporary .so; returns (stages, plan, tmpdir)."""
     from triton.compiler.code_generator import generate
     b = tl._Builder()
+    b.debug = debug
     plan = generate(jitfn, b, spec)
     root = _C.cache_root()
     os.makedirs(root, exist_ok=True)
@@ -200,12 +214,13 @@ class KernelInfo:
             return f.read()
 
 
-def compile_specialization(jitfn, spec, bound, arch=None, dump=True):
+def compile_specialization(jitfn, spec, bound, arch=None, dump=True, debug=None):
     """Called by the C launcher on an in-memory miss: returns a tritium.Compiled. With a
     target whose code cannot run in this process (arch, or SPINE_TRITON_TARGET_ARCH, naming
     another ISA), triton.compile() gets an UnloadedKernel instead (see below); the C
     launcher's path loads it and so raises the loader's error naming both ISAs."""
-    key = cache_key(jitfn, spec, arch)
+    dbg = _debug_on(jitfn, debug)
+    key = cache_key(jitfn, spec, arch, dbg)
     name = jitfn.__name__
     hit = None
     corrupt = False
@@ -221,7 +236,7 @@ def compile_specialization(jitfn, spec, bound, arch=None, dump=True):
             _C.stats_add("corrupt_rebuilds")
             corrupt = True
     if hit is None:
-        stages, plan, tmp, so = _build(jitfn, spec, arch)
+        stages, plan, tmp, so = _build(jitfn, spec, arch, dbg)
         try:
             hit = _store(key, jitfn, spec, stages, plan, so, replace=_always_compile() or corrupt, arch=arch)
         finally:
@@ -239,11 +254,11 @@ def compile_specialization(jitfn, spec, bound, arch=None, dump=True):
         return UnloadedKernel(kernel_path, meta, name, info)
     compiled = _load(kernel_path, meta, name, info)
     if meta.get("scopes") and meta.get("instrumented"):
-        compiled.set_plain(_plain_twin(jitfn, spec, bound, arch))
+        compiled.set_plain(_plain_twin(jitfn, spec, bound, arch, debug))
     return compiled
 
 
-def _plain_twin(jitfn, spec, bound, arch):
+def _plain_twin(jitfn, spec, bound, arch, debug=None):
     """The kernel compiled without instrumentation (its own cache entry): an
     instrumented kernel runs it while nothing records, so its scopes' materialised
     values and record calls cost nothing then (docs/proton.md, in-kernel scopes)."""
@@ -251,7 +266,7 @@ def _plain_twin(jitfn, spec, bound, arch):
     saved = flags.instrumentation_on
     flags.instrumentation_on = False
     try:
-        return compile_specialization(jitfn, spec, bound, arch, dump=False)  # the dump shows the instrumented one
+        return compile_specialization(jitfn, spec, bound, arch, dump=False, debug=debug)  # the dump shows the instrumented one
     finally:
         flags.instrumentation_on = saved
 
@@ -491,4 +506,6 @@ def compile(src, target=None, options=None):  # noqa: A001 (upstream name)
     if isinstance(src, str):
         raise NotImplementedError("compiling from IR files is done with the tritium-opt tool")
     spec = src.spec()
-    return CompiledKernel(compile_specialization(src.fn, spec, _NO_LOAD, target_arch(target)), src.fn, src)
+    debug = (options or {}).get("debug")  # upstream's option: device_assert compiled in
+    return CompiledKernel(compile_specialization(src.fn, spec, _NO_LOAD, target_arch(target), debug=debug),
+                          src.fn, src)

@@ -7,9 +7,9 @@ from .core import (
     device_print, dot, dot_scaled, dtype, erf, gather, histogram, interleave, item, exp, exp2, expand_dims, fdiv, float16, float32, float64, floor, fma, full,
     full_like, int1, int8, int16, int32, int64, join, load, log, log2, make_block_ptr, max, max_constancy,
     max_contiguous, maximum, min, minimum, multiple_of, num_programs, permute, pointer_type, program_id, range,
-    ravel, reduce, reduce_and, reduce_or, reshape, rsqrt, sigmoid, sin, softmax, split, splat, sqrt, sqrt_rn,
+    pi32_t, ravel, reduce, reduce_and, reduce_or, reshape, rsqrt, sigmoid, sin, softmax, split, splat, squeeze, sqrt, sqrt_rn,
     static_assert, static_print, static_range, store, str_to_ty, sum, tanh, tensor, trans, uint8, uint16, uint32,
-    uint64, umulhi, view, void, where, xor_sum, zeros, zeros_like, div_rn, to_tensor,
+    uint64, umulhi, unsqueeze, view, void, where, xor_sum, zeros, zeros_like, div_rn, to_tensor,
 )
 from .descriptor import (  # noqa: F401
     load_tensor_descriptor, make_tensor_descriptor, store_tensor_descriptor, tensor_descriptor,

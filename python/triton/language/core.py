@@ -327,6 +327,9 @@ def _unwrap(x):
     return x.value if isinstance(x, constexpr) else x
 
 
+pi32_t = pointer_type(int32)  # upstream's name
+
+
 _unwrap_if_constexpr = _unwrap
 
 
@@ -612,6 +615,13 @@ def broadcast(input, other):
     return broadcast_to(x, shape), broadcast_to(y, shape)
 
 
+def _wrap_axis(axis, ndim):
+    """axis in [-ndim, ndim) as a non-negative index; upstream's error otherwise."""
+    if not (-ndim <= axis < ndim):
+        raise ValueError(f"invalid axis {axis}. Expected {-ndim} <= axis < {ndim}")
+    return axis if axis >= 0 else axis + ndim
+
+
 @_member
 @builtin
 def expand_dims(input, axis):
@@ -621,13 +631,32 @@ def expand_dims(input, axis):
     axes = list(axes) if isinstance(axes, (list, tuple)) else [axes]
     # negative axes count from the end of the result (rank + number of new dims)
     rank = len(x.shape) + len(axes)
-    axes = [int(_unwrap(a)) for a in axes]
-    norm = sorted(a + rank if a < 0 else a for a in axes)
-    if any(a < 0 or a >= rank for a in norm) or len(set(norm)) != len(norm):
-        raise ValueError(f"expand_dims: axes {axes} invalid for a result of rank {rank}")
-    for a in norm:
+    norm = [_wrap_axis(int(_unwrap(a)), rank) for a in axes]
+    if len(set(norm)) != len(norm):
+        raise ValueError(f"expand_dims received duplicate axes, normalized axes = {norm}")
+    for a in sorted(norm):
         x = b.wrap(b.c.expand_dims(x.handle, a))
     return x
+
+
+@_member
+@builtin
+def unsqueeze(x, dim):
+    """A length-1 dimension inserted at dim (of the result): expand_dims of one axis."""
+    x = _to_tensor(x)
+    return expand_dims(x, _wrap_axis(int(_unwrap(dim)), len(x.shape) + 1))
+
+
+@_member
+@builtin
+def squeeze(x, dim):
+    """The length-1 dimension dim removed."""
+    x = _to_tensor(x)
+    d = _wrap_axis(int(_unwrap(dim)), len(x.shape))
+    shape = [int(_unwrap(s)) for s in x.shape]
+    if shape[d] != 1:
+        raise ValueError(f"squeeze: dimension {d} has length {shape[d]}, not 1")
+    return reshape(x, shape[:d] + shape[d + 1:])
 
 
 @_member
@@ -1142,10 +1171,16 @@ def reduce_and(input, axis=None, keep_dims=False):
 
 # ---- debugging and hints ----------------------------------------------------------------------------
 
+class _StaticAssertionFailure(AssertionError):
+    """A failed tl.static_assert; the code generator raises it as upstream's
+    CompileTimeAssertionFailure at the kernel line."""
+
+
 @builtin
 def static_assert(cond, msg=""):
     if not _unwrap(cond):
-        raise AssertionError(f"Static assert failed: {_unwrap(msg)}" if _unwrap(msg) else "Static assert failed")
+        raise _StaticAssertionFailure(f"Static assert failed: {_unwrap(msg)}" if _unwrap(msg)
+                                      else "Static assert failed")
 
 
 @builtin
@@ -1153,16 +1188,47 @@ def static_print(*values, sep=" ", end="\n", file=None, flush=False):
     print(*[_unwrap(v) for v in values], sep=sep, end=end, file=file, flush=flush)
 
 
+def _print_operand(a):
+    """A device_print operand as the runtime prints it: fp8 widened to fp32."""
+    t = _to_tensor(a)
+    if t.dtype.is_fp8():
+        t = t.to(float32)
+    return t.handle
+
+
 @builtin
 def device_print(prefix, *args, hex=False):
+    """Prints every element of each argument at run time, one line each, as upstream's
+    compiled backends do: "pid (x, y, z) idx (i, j)<prefix><value>". The prefix gets
+    upstream's touch-ups: it ends in ": " and starts with " " when there are
+    arguments."""
+    prefix = _unwrap(prefix)
+    if not isinstance(prefix, str):
+        raise TypeError(f"device_print: the prefix must be a string, got {type(prefix).__name__}")
+    if args and not prefix.endswith(" "):
+        prefix += " "
+    if args and not prefix.endswith(": "):
+        prefix = prefix[:-1] + ": "
+    if len(prefix) > 2 and not prefix.startswith(" "):
+        prefix = " " + prefix
     b = _builder()
-    b.c.print(str(_unwrap(prefix)), bool(_unwrap(hex)), [_to_tensor(a).handle for a in args])
+    b.c.print(prefix, bool(_unwrap(hex)), [_print_operand(a) for a in args])
 
 
 @builtin
 def device_assert(cond, msg="", mask=None):
+    """Checks cond (every element) at run time when the kernel is compiled with debug
+    on (TRITON_DEBUG=1, @triton.jit(debug=True), the launch option debug=True); a
+    failure stops the launch, which raises RuntimeError naming the kernel, the program,
+    file:line and msg. Compiles to nothing otherwise."""
     b = _builder()
-    b.c.assert_(_to_tensor(cond).handle, str(_unwrap(msg)))
+    if not getattr(b, "debug", False):
+        return None
+    cond = _to_tensor(cond)
+    mask = _unwrap(mask)
+    if mask is not None:
+        cond = cond | ~_to_tensor(mask)
+    b.c.assert_(cond.handle, str(_unwrap(msg)))
 
 
 @builtin

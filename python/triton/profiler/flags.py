@@ -19,8 +19,8 @@ class ProfilerFlags:
     def __setattr__(self, name, value):
         object.__setattr__(self, name, value)
         if name == "instrumentation_on":
-            from triton._C import tritium
-            tritium.set_compile_variant(1 if value else 0)
+            from triton.knobs import _sync_compile_variant
+            _sync_compile_variant()
         elif name in ("profiling_on", "kernel_capture"):
             from triton._C import tritium
             # host scopes (proton.scope, a C type) record while either is on

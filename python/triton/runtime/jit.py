@@ -201,9 +201,9 @@ class JITFunction(_C.Kernel, KernelInterface):
 
     # ---- launching --------------------------------------------------------------------------
 
-    def _compile_spec(self, spec, bound):
+    def _compile_spec(self, spec, bound, debug=None):
         from triton.compiler.compiler import compile_specialization
-        return compile_specialization(self, spec, bound)
+        return compile_specialization(self, spec, bound, debug=debug)
 
     def run(self, *args, grid, warmup=False, **kwargs):
         if warmup:
