@@ -1,0 +1,83 @@
+"""More of issue 10's language and API surface, each against torch: tl.range's
+scheduling options, getattr on modules inside kernels, tl.str_to_ty, kernels defined
+through exec with their source in linecache, JITFunction._unsafe_update_src."""
+import linecache
+
+import pytest
+import torch
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _range_opts(X, Y, n, BLOCK: tl.constexpr):
+    acc = tl.zeros([BLOCK], tl.float32)
+    for i in tl.range(0, n, BLOCK, num_stages=3, loop_unroll_factor=2, disallow_acc_multi_buffer=True,
+                      flatten=True, warp_specialize=False):
+        offs = i + tl.arange(0, BLOCK)
+        acc += tl.load(X + offs, mask=offs < n, other=0.0)
+    tl.store(Y + tl.arange(0, BLOCK), acc)
+
+
+def test_range_options_accepted():
+    x = torch.randn(1000)
+    y = torch.empty(64)
+    _range_opts[(1,)](x, y, 1000, BLOCK=64)
+    ref = torch.nn.functional.pad(x, (0, 24)).reshape(-1, 64).sum(0)
+    torch.testing.assert_close(y, ref, rtol=1e-5, atol=1e-5)
+
+
+@triton.jit
+def _getattr_fn(X, Y, N: tl.constexpr, FN: tl.constexpr):
+    x = tl.load(X + tl.arange(0, N))
+    tl.store(Y + tl.arange(0, N), getattr(tl, FN)(x))
+
+
+@pytest.mark.parametrize("fn,ref", [("exp", torch.exp), ("abs", torch.abs)])
+def test_getattr_on_module(fn, ref):
+    x = torch.randn(64)
+    y = torch.empty_like(x)
+    _getattr_fn[(1,)](x, y, N=64, FN=fn)
+    torch.testing.assert_close(y, ref(x), rtol=2e-6, atol=1e-6)
+
+
+def test_str_to_ty():
+    assert tl.str_to_ty("fp32") == tl.float32
+    assert tl.str_to_ty("i64") == tl.int64
+    assert tl.str_to_ty("bf16") == tl.bfloat16
+    p = tl.str_to_ty("*fp16")
+    assert p.is_ptr() and p.element_ty == tl.float16
+
+
+_EXEC_SRC = '''
+@triton.jit
+def exec_kernel(X, Y, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(Y + offs, tl.load(X + offs) * 3.0)
+'''
+
+
+def test_kernel_defined_through_exec():
+    name = "<tritium-exec-kernel>"
+    linecache.cache[name] = (len(_EXEC_SRC), None, _EXEC_SRC.splitlines(True), name)
+    scope = {"triton": triton, "tl": tl}
+    exec(compile(_EXEC_SRC, name, "exec"), scope)
+    x = torch.randn(16)
+    y = torch.empty_like(x)
+    scope["exec_kernel"][(1,)](x, y, N=16)
+    assert torch.equal(y, x * 3.0)
+
+
+def test_unsafe_update_src():
+    """As upstream's test_core.patch_kernel: the source is replaced before the first
+    launch and the launch compiles the new source."""
+    def body(X, Y, N: tl.constexpr):
+        offs = tl.arange(0, N)
+        tl.store(Y + offs, tl.load(X + offs) + 1.0)
+    k = triton.jit(body)
+    k._unsafe_update_src(k.src.replace("+ 1.0", "- 5.0"))
+    x = torch.randn(16)
+    y = torch.empty_like(x)
+    k[(1,)](x, y, N=16)
+    assert torch.equal(y, x - 5.0)
