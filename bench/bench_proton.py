@@ -128,9 +128,13 @@ def _session_costs(env):
 
 def _counter_read():
     """How the default counters are read here (docs/proton.md, Counters)."""
-    if os.environ.get("PROTON_SW_COUNTERS", "").lower() == "perf":
+    mode = os.environ.get("PROTON_SW_COUNTERS", "").lower()
+    if mode == "perf":
         return "software events, group read() twice per worker and launch"
-    return "software events through getrusage() twice per worker and launch"
+    if mode == "rusage":
+        return "software events through getrusage() twice per worker and launch"
+    return ("software events through getrusage() once per worker and launch, the second"
+            " read skipped when the fault/switch watcher saw nothing (where it opens)")
 
 
 def cpu_model():

@@ -19,6 +19,10 @@
  * task-clock event read only when the thread was switched since the last such read
  * (its switch count moved); otherwise the thread has been on the CPU ever since,
  * so task-clock is that reading plus the time elapsed (Proton's clock).
+ * The end of a worker's interval (pn_ctr_read_after) skips even that getrusage when
+ * the thread's watcher (pn_ruwatch.c) saw no fault and no switch since the start:
+ * faults and switches are then the start's, task-clock the start's plus the time
+ * elapsed. PROTON_SW_COUNTERS=rusage reads getrusage at both ends;
  * PROTON_SW_COUNTERS=perf keeps the group read().
  * Reference: perf_event_open(2), getrusage(2); tools/lib/perf/mmap.c in the kernel tree.
  */
@@ -230,6 +234,8 @@ ru_open(PnCtrGroup *g)
             return -1;
         }
     }
+    if (pn_ctrs.ruwatch)
+        pn_ruwatch_open(&g->w); /* best effort: closed means getrusage at both ends */
     g->n = (uint8_t)pn_ctrs.n;
     g->ru = 1;
     g->state = 1;
@@ -264,12 +270,17 @@ ru_rebase(PnCtrGroup *g, struct rusage *ru, uint64_t *ns, uint64_t *cs)
     return -1;
 }
 
-/* The time is taken before getrusage: an unchanged switch count then also covers it. */
+/* The watcher is looked at (and emptied) first: a fault or switch after the look
+ * shows at the next one even when this getrusage already counted it. The time is
+ * taken before getrusage: an unchanged switch count then also covers it. */
 static int
 ru_read(PnCtrGroup *g, PnCtrVal *out)
 {
     struct rusage ru;
-    uint64_t ns = ru_now(), cs, tc = 0;
+    uint64_t ns, cs, tc = 0;
+    if (g->w.pc)
+        pn_ruwatch_quiet(&g->w);
+    ns = ru_now();
     if (getrusage(RUSAGE_THREAD, &ru) < 0)
         return -1;
     cs = switches(&ru);
@@ -295,6 +306,24 @@ ru_read(PnCtrGroup *g, PnCtrVal *out)
     }
     out->enabled = out->running = 0; /* never multiplexed: deltas are not scaled */
     return 0;
+}
+
+/* The end of an interval with nothing in it: the start's values, task-clock extended
+ * by the time since the base (the thread ran throughout: no switch was seen). */
+static void
+ru_extend(PnCtrGroup *g, const PnCtrVal *since, PnCtrVal *out)
+{
+    uint64_t tc = 0;
+    if (g->fd[0] >= 0 && g->ru_base) {
+        uint64_t ns = ru_now();
+        tc = g->base_tc + (ru_hwclock() ? pn_ticks_to_ns(ns - g->base_ns) : ns - g->base_ns);
+        if (tc < g->last_tc)
+            tc = g->last_tc;
+        g->last_tc = tc;
+    }
+    for (int i = 0; i < g->n; i++)
+        out->v[i] = g->rukind[i] == PN_RU_TASK_CLOCK ? tc : since->v[i];
+    out->enabled = out->running = 0;
 }
 
 /* ---- api ---------------------------------------------------------------------------- */
@@ -352,6 +381,8 @@ void
 pn_ctr_close(PnCtrGroup *g)
 {
     long page = sysconf(_SC_PAGESIZE);
+    if (g->w.pc)
+        pn_ruwatch_close(&g->w);
     for (int i = 0; i < PN_MAX_COUNTERS; i++) {
         if (g->pc[i])
             munmap(g->pc[i], (size_t)page);
@@ -405,6 +436,18 @@ pn_ctr_read(PnCtrGroup *g, PnCtrVal *out)
     out->enabled = b.ena;
     out->running = b.run;
     return 0;
+}
+
+/* As pn_ctr_read, at the end of an interval whose start read gave since. */
+int
+pn_ctr_read_after(PnCtrGroup *g, const PnCtrVal *since, PnCtrVal *out)
+{
+    if (g->ru && g->w.pc && (g->fd[0] < 0 || g->ru_base) && pn_ruwatch_quiet(&g->w)) {
+        ru_extend(g, since, out);
+        g->ru_skips++;
+        return 0;
+    }
+    return pn_ctr_read(g, out);
 }
 
 /* d[i] = (b - a) scaled by enabled/running over the interval; 0 when the group did

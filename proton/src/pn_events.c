@@ -297,6 +297,7 @@ choose(PnCounterSet *cs)
     env = getenv("PROTON_SW_COUNTERS");
     if (env && strcasecmp(env, "perf") == 0)
         cs->ru = 0;
+    cs->ruwatch = cs->ru && !(env && strcasecmp(env, "rusage") == 0);
 }
 
 /* Resolves the event set once. Safe from any thread; cheap after the first call. */

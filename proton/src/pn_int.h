@@ -116,6 +116,7 @@ typedef struct PnCounterSet {
     int absent;                    /* perf_event_open itself is missing (ENOSYS) */
     uint32_t gen;                  /* bumped when the set changes (tests) */
     int ru;                        /* every event served by getrusage (pn_counters.c) */
+    int ruwatch;                   /* ru: open the watcher (not PROTON_SW_COUNTERS=rusage) */
 } PnCounterSet;
 
 extern PnCounterSet pn_ctrs;
@@ -126,6 +127,19 @@ void pn_counters_reset(void);      /* tests: forget the set; next use re-resolve
 int pn_event_resolve(const char *spec, PnEvent *ev, char *why, size_t whylen);
 int pn_event_open(const struct perf_event_attr *a, int group_fd, char *why, size_t whylen);
 void pn_counters_notice(void);     /* prints pn_ctrs.notice once */
+
+/* pn_ruwatch.c: a sampling page-fault event whose ring tells, without a system call,
+ * whether the thread faulted or was switched since the last look */
+typedef struct PnRuWatch {
+    int fd;                        /* -1: closed */
+    struct perf_event_mmap_page *pc;
+    size_t len;
+    uint64_t seen;                 /* data_head at the last look */
+    uint64_t looks_busy;           /* looks that saw a record (tests) */
+} PnRuWatch;
+int pn_ruwatch_open(PnRuWatch *w);
+void pn_ruwatch_close(PnRuWatch *w);
+int pn_ruwatch_quiet(PnRuWatch *w); /* 1: nothing since the last look; consumes */
 
 /* pn_counters.c: one group per thread */
 typedef struct PnCtrGroup {
@@ -141,6 +155,8 @@ typedef struct PnCtrGroup {
     uint64_t base_tc, base_ns, base_cs; /* task-clock at time base_ns (ru_now: ticks or
                                         * ns), valid while the switch count stays base_cs */
     uint64_t last_tc;              /* ru: the last task-clock value returned */
+    PnRuWatch w;                   /* ru: open when w.pc; else every read is a getrusage */
+    uint64_t ru_skips;             /* ru: end reads served without getrusage (tests) */
 } PnCtrGroup;
 
 enum { PN_RU_TASK_CLOCK = 1, PN_RU_FAULTS, PN_RU_MINFLT, PN_RU_MAJFLT, PN_RU_CSW };
@@ -154,6 +170,9 @@ typedef struct PnCtrVal {
 int pn_ctr_open(PnCtrGroup *g);
 void pn_ctr_close(PnCtrGroup *g);
 int pn_ctr_read(PnCtrGroup *g, PnCtrVal *out);       /* rdpmc or read(); 0 or -1 */
+/* the end of an interval that began with since = pn_ctr_read(g): may skip the system
+ * call when nothing happened to the thread in between (getrusage path + watcher) */
+int pn_ctr_read_after(PnCtrGroup *g, const PnCtrVal *since, PnCtrVal *out);
 int pn_ctr_read_rdpmc(PnCtrGroup *g, PnCtrVal *out); /* rdpmc only; -1 = not now */
 struct perf_event_mmap_page;
 int pn_ctr_read_page(volatile struct perf_event_mmap_page *pc, uint64_t *val, uint64_t *ena,

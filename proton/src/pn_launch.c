@@ -468,7 +468,7 @@ pn_worker_end(PnLaunch *l, PnThread *pt)
     PnCtrVal v;
     if (t == &pn_tls_noop || !(ws = t->wslot))
         return;
-    if (t->wc_ok && pn_ctr_read(&t->grp, &v) == 0) {
+    if (t->wc_ok && pn_ctr_read_after(&t->grp, &t->wc0, &v) == 0) {
         pn_ctr_delta(&t->wc0, &v, t->grp.n, ws->ctr);
         ws->ctr_ok |= 1;
     }
