@@ -259,6 +259,7 @@ int ir_verify_func(IrFunc *f);
 void ir_canonicalize(IrFunc *f); /* ir_canon.c: fold constants, simplify, Requires: - */
 void ir_cse(IrFunc *f);          /* ir_cse.c: merge identical pure ops, Requires: - */
 void ir_dce(IrFunc *f);          /* ir_dce.c: remove unused pure ops, Requires: - */
+void ir_accum(IrFunc *f);        /* ir_accum.c: reduce-after-loop tiles carried reduced, Requires: - */
 bool ir_layout(IrFunc *f);       /* ir_layout.c: fold and sink trans/reshape; true if changed */
 
 /* ir_pipeline.c */

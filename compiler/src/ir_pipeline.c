@@ -18,6 +18,7 @@ typedef struct IrPass {
 static const IrPass passes[] = {
     {"canonicalize", ir_canonicalize},
     {"cse", ir_cse},
+    {"accum", ir_accum},
     {"dce", ir_dce},
 };
 

@@ -43,9 +43,9 @@ usage(FILE *f)
           "  --emit=STAGE       ttir (default), linalg, llmlir (LLVM-dialect MLIR), llir (LLVM IR),\n"
           "                     asm, obj (relocatable ELF object), so (shared library; needs -o)\n"
           "  -o FILE            output file (default: standard output)\n"
-          "  --dump=PASS        print the IR to stderr after PASS (canonicalize, cse, dce),\n"
+          "  --dump=PASS        print the IR to stderr after PASS (canonicalize, cse, accum, dce),\n"
           "                     after every pass (all), or as parsed (input)\n"
-          "  --no-passes        skip canonicalize/cse/dce (the input is still verified)\n"
+          "  --no-passes        skip canonicalize/cse/accum/dce (the input is still verified)\n"
           "  --print-locs       print loc(...) after every op (--emit=ttir)\n"
           "  --no-instrument    drop in-kernel Proton scopes (proton.record) instead of lowering them\n"
           "  --no-stream        no streaming-store entry (tritium_kernel_nt)\n"
@@ -227,7 +227,7 @@ parse_args(int argc, char **argv, Opts *o)
             break;
         case 'd':
             if (!ir_pipeline_has_pass(optarg))
-                return fail("unknown pass '%s' (canonicalize, cse, dce, all, input)", optarg);
+                return fail("unknown pass '%s' (canonicalize, cse, accum, dce, all, input)", optarg);
             o->drv.dump_pass = optarg;
             break;
         case 'n': o->drv.skip_passes = true; break;

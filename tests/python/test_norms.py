@@ -241,3 +241,30 @@ def test_masked_row_loop_loads_unmasked(arch, tmp_path):
     loops = _loop_loads(asm, arch == "riscv64")
     assert any(plain and not masked for _, masked, plain in loops), loops  # the full-vector loop
     assert all(not (masked and plain) for _, masked, plain in loops), loops  # no loop mixes the two
+
+
+@triton.jit
+def _chunked_row_stats(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    """Per row: max and sum over chunks of BN columns, carried as [BM, BN] tiles that are
+    reduced only after the loop (ir_accum carries them reduced), from a non-zero max init."""
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    mx = tl.full([BM, BN], -1e30, tl.float32)
+    sm = tl.zeros([BM, BN], dtype=tl.float32)
+    for off in range(0, N, BN):
+        cols = off + tl.arange(0, BN)
+        msk = (rows[:, None] < M) & (cols[None, :] < N)
+        x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=msk, other=0.).to(tl.float32)
+        mx = tl.maximum(mx, tl.where(msk, x, -1e30))
+        sm += x
+    tl.store(out_ptr + rows * 2, tl.max(mx, axis=1), mask=rows < M)
+    tl.store(out_ptr + rows * 2 + 1, tl.sum(sm, axis=1), mask=rows < M)
+
+
+@pytest.mark.parametrize("dt", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("m,n,bm,bn", [(5, 37, 4, 16), (9, 1000, 8, 128), (3, 4100, 2, 1024), (1, 1, 1, 16)])
+def test_chunked_accumulators_reduced_after_loop(m, n, bm, bn, dt):
+    x = _x(m, n, dt)
+    out = torch.empty(m, 2)
+    _chunked_row_stats[(triton.cdiv(m, bm),)](x, out, m, n, BM=bm, BN=bn)
+    torch.testing.assert_close(out[:, 0], x.float().amax(1), atol=0, rtol=0)
+    torch.testing.assert_close(out[:, 1], x.float().sum(1), atol=1e-3, rtol=1e-4)
