@@ -308,7 +308,6 @@ typedef struct LoOptions {
     bool bf16_vector_cvt;  /* vectors of f32 round to bf16 in one instruction (AVX-512 BF16);
                               else the lowering rounds with integer ops */
     bool instrument;       /* lower proton.record (else drop it) */
-    bool riscv;            /* target is RISC-V (else x86-64): the scope fence's spelling */
 } LoOptions;
 int lo_lower_module(IrModule *m, const LoOptions *opt, char **text, size_t *len, IrCost *cost);
 

@@ -31,12 +31,10 @@ init_targets(void)
     LLVMInitializeX86Target();
     LLVMInitializeX86TargetMC();
     LLVMInitializeX86AsmPrinter();
-    LLVMInitializeX86AsmParser(); /* inline asm: the scope touches' fence (lo_emit_touch.c) */
     LLVMInitializeRISCVTargetInfo();
     LLVMInitializeRISCVTarget();
     LLVMInitializeRISCVTargetMC();
     LLVMInitializeRISCVAsmPrinter();
-    LLVMInitializeRISCVAsmParser();
     /* RVV: a fixed-length vector wider than VLEN (a dot's B panel row, a reduction's
      * accumulator) becomes several LMUL-1 registers, as a zmm pair does on x86, not
      * one register group; the micro-kernel then keeps mr x nr/VL accumulators. */

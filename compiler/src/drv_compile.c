@@ -172,8 +172,7 @@ lower(IrModule *m, const DrvOptions *o, const CgTarget *t, DrvResult *res)
                     .fma_scalar_operand = t->fma_scalar_operand,
                     .dot_bf16_pairs = t->dot_bf16_pairs && res->vector_bytes >= 32,
                     .bf16_vector_cvt = t->dot_bf16_pairs, /* both come with AVX512-BF16 */
-                    .instrument = o->instrument,
-                    .riscv = strncmp(t->triple, "riscv", 5) == 0};
+                    .instrument = o->instrument};
     char *text = NULL;
     size_t len = 0;
     IrCost cost;

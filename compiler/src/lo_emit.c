@@ -317,17 +317,12 @@ emit_record(LeCtx *c, IrOp *op)
         return 0;
     uint32_t n;
     const IrRef *vals = lp_barrier(c->plan, op, &n);
-    bool touched = false;
     for (uint32_t i = 0; i < n; i++) { /* a load is read here, not where its consumers are */
-        if (lp_val(c->plan, vals[i])->kind != LP_LOAD)
-            le_materialize(c, vals[i]);
-        else if (le_load_touch(c, vals[i]))
-            touched = true;
-        else
+        if (lp_val(c->plan, vals[i])->kind == LP_LOAD)
             le_load_snapshot(c, vals[i]);
+        else
+            le_materialize(c, vals[i]);
     }
-    if (touched) /* the touches complete before the clock is read */
-        le_scope_fence(c);
     unsigned fp = lo_emit(c->out, "llvm.load %%v%u : !llvm.ptr -> !llvm.ptr", c->pctx_ssa);
     unsigned idv = le_const(c, IR_I32, lp_scope_id(c->plan, op), 0), fl = le_const(c, IR_I32, op->i[0] ? 1 : 0, 0);
     lo_line(c->out, "llvm.call %%v%u(%%v%u, %%v%u, %%v%u) : !llvm.ptr, (!llvm.ptr, i32, i32) -> ()", fp, c->pctx_ssa,

@@ -529,11 +529,6 @@ int le_elementwise_tile(const LeCtx *c, int rank, const int64_t *shape, int elem
 unsigned le_alloc_tensor(LeCtx *c, const LoType *t);
 /* The tile load v copied into a fresh buffer where it stands (snapshot, wrap-around). */
 unsigned le_load_snapshot(LeCtx *c, IrRef v);
-/* lo_emit_touch.c: touch one element per cache line of the lazy load v at a scope
- * boundary, leaving it lazy (false: v cannot be touched in place; snapshot it), and
- * the fence that orders such touches before the record's clock read. */
-bool le_load_touch(LeCtx *c, IrRef v);
-void le_scope_fence(LeCtx *c);
 /* A dense full tile of v in element type elem (a dot operand): a tile load not yet
  * read is copied into a buffer at memref level (le_load_packed: padded edges),
  * anything else is materialised (and converted by a copy when its type differs). */
