@@ -47,8 +47,10 @@ for on in (False, True):
     bcast2[(1,)](x, o2, N=N)
     proton.finalize()
     res[on] = (o1.clone(), o2.view(N, N).clone())
-    assert torch.equal(res[on][0], want1), (on, res[on][0], want1)
+    # v * r + w may contract to one fma in the kernel: within an ulp of torch's
+    torch.testing.assert_close(res[on][0], want1, rtol=1e-6, atol=0)
     assert torch.equal(res[on][1], want2), (on, res[on][1], want2)
+assert torch.equal(res[False][0], res[True][0]) and torch.equal(res[False][1], res[True][1])
 paths = tree_paths(load_json("p1.hatchet"))
 print(json.dumps({"count1": paths[("ROOT", "bcast1", "load")]["scope_count"],
                   "count2": paths[("ROOT", "bcast2", "load")]["scope_count"]}))
