@@ -699,6 +699,20 @@ reassoc(LoBuf *o, const int *groups, int r, int n)
     lo_printf(o, "]");
 }
 
+/* Does the view load v read one element across a dim of several lanes (a zero
+ * stride, `x_ptr + 0 * r`)? Such a view is no memref: tile_generic broadcasts it. */
+static bool
+broadcasts(LeCtx *c, IrRef v, const LpMem *mem)
+{
+    IrType t = c->f->vals[v].type;
+    int r = ir_type_rank(c->m, t);
+    const int64_t *shape = ir_type_shape(c->m, t);
+    for (int k = 0; k < r; k++)
+        if (shape[k] != 1 && ax_is_zero(mem->form.coef[k]))
+            return true;
+    return false;
+}
+
 /* The padded full tile of a lazy view load, read where the consumer is. */
 static unsigned
 padded_tile(LeCtx *c, IrRef v, const LpMem *mem)
@@ -839,7 +853,7 @@ le_materialize(LeCtx *c, IrRef v)
         const LpMem *mem = lp_mem(c->plan, val->def);
         if (pv->mat != LM_LAZY)
             return le_load_snapshot(c, v);
-        if (mem->access == LA_VIEW && mem->pad_uniform)
+        if (mem->access == LA_VIEW && mem->pad_uniform && !broadcasts(c, v, mem))
             r = padded_tile(c, v, mem);
         else
             r = tile_generic(c, v, true);
@@ -903,6 +917,20 @@ static void
 memref_generic(LeCtx *c, unsigned src, const LoType *st, unsigned dst, const LoType *dt, unsigned x)
 {
     memref_generic_map(c, src, st, NULL, dst, dt, x);
+}
+
+/* The source map of a view whose zero-stride dims le_view made size 1 (unit[k]):
+ * those dims read index 0 (a broadcast load of one element), the others dst dim
+ * dm[k] (NULL: k). NULL when no dim is a unit one (the caller's map stands). */
+static const int8_t *
+unit_dims(int rank, const bool *unit, const int8_t *dm, int8_t *out)
+{
+    bool any = false;
+    for (int k = 0; k < rank; k++) {
+        any |= unit[k];
+        out[k] = unit[k] ? -1 : dm ? dm[k] : (int8_t)k;
+    }
+    return any ? out : NULL;
 }
 
 /* memref.subview of the buffer 'buf' (static tile type bt) at offsets lo/sizes sz
@@ -1053,9 +1081,10 @@ copy_region(LeCtx *c, IrOp *ld, const LpMem *mem, const LoIter *it, unsigned buf
     bool unit[IR_MAX_RANK] = {0};
     LoType vt, sv;
     unsigned view = le_view(c, mem->param, et, rank, mem->form.base, mem->form.coef, it->lo, it->size, it->shape,
-                            false, unit, &vt);
+                            true, unit, &vt);
     unsigned dst = partial ? buffer_subview(c, buf, bt, it->lo, it->size, &sv) : buf;
-    memref_generic(c, view, &vt, dst, partial ? &sv : bt, 0);
+    int8_t sdm[IR_MAX_RANK];
+    memref_generic_map(c, view, &vt, unit_dims(rank, unit, NULL, sdm), dst, partial ? &sv : bt, 0);
 }
 
 unsigned
@@ -1143,8 +1172,10 @@ le_load_packed(LeCtx *c, IrRef v, int elem, int nr, const int8_t *perm, LoType *
         }
         bool unit[IR_MAX_RANK + 1] = {0};
         LoType vt;
-        unsigned view = le_view(c, mem->param, et, xr, mem->form.base, coef, NULL, NULL, xshape, false, unit, &vt);
-        memref_generic_map(c, view, &vt, same ? NULL : src_dm, buf, &ptm, 0);
+        unsigned view = le_view(c, mem->param, et, xr, mem->form.base, coef, NULL, NULL, xshape, true, unit, &vt);
+        int8_t sdm[IR_MAX_RANK + 1];
+        const int8_t *m = unit_dims(xr, unit, same ? NULL : src_dm, sdm);
+        memref_generic_map(c, view, &vt, m ? m : same ? NULL : src_dm, buf, &ptm, 0);
     }
     if (whole) {
         le_scope_pop(c, saved);

@@ -625,11 +625,11 @@ scope_end(PnTls *t, PnLaunchInt *L, uint32_t scope, uint64_t now, const PnCtrVal
     t->kdepth--;
 }
 
-/* PnThread.record without counters: timestamps only. */
+/* PnThread.record without counters: timestamps only. Each record reads the clock
+ * once: a start as its last step (scope_start), an end as its first. */
 void
 pn_record_plain(PnThread *pt, uint32_t scope, uint32_t flags)
 {
-    uint64_t now = pn_now();
     PnTls *t = (PnTls *)pt;
     PnLaunchInt *L = t->cur;
     if (PN_UNLIKELY(!L || scope >= L->nscopes))
@@ -637,14 +637,14 @@ pn_record_plain(PnThread *pt, uint32_t scope, uint32_t flags)
     if (flags & PN_REC_START)
         scope_start(t, L, scope, 0);
     else
-        scope_end(t, L, scope, now, NULL);
+        scope_end(t, L, scope, pn_now(), NULL);
 }
 
-/* PnThread.record with counters read through rdpmc (no syscall). */
+/* PnThread.record with counters read through rdpmc (no syscall); one clock read
+ * per record as above. */
 static void
 record_ctr(PnThread *pt, uint32_t scope, uint32_t flags)
 {
-    uint64_t now = pn_now();
     PnTls *t = (PnTls *)pt;
     PnLaunchInt *L = t->cur;
     PnCtrVal v;
@@ -653,6 +653,7 @@ record_ctr(PnThread *pt, uint32_t scope, uint32_t flags)
     if (flags & PN_REC_START) {
         scope_start(t, L, scope, 1);
     } else {
+        uint64_t now = pn_now();
         int ok = pn_ctr_read_rdpmc(&t->grp, &v) == 0;
         scope_end(t, L, scope, now, ok ? &v : NULL);
     }

@@ -125,3 +125,45 @@ def test_instrumented_kernel_runs_its_plain_twin_when_not_recording(tmp_path):
     assert same == "same True"  # it is the kernel compiled with instrumentation off
     paths = pu.tree_paths(pu.load_json(tmp_path / "k.hatchet"))
     assert paths[("ROOT", "scoped_kernel", "load")]["scope_count"] == PROGRAMS
+
+
+SEED_LCS = """
+import triton.profiler.language as pl
+from triton.profiler.flags import flags
+from triton.backends.spine_triton.proton import profiler
+pl.enable_semantic("triton")
+flags.instrumentation_on = True
+
+@triton.jit
+def lcs(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    pl.enter_scope("load")
+    v = tl.load(x_ptr + offs, mask=offs < n)
+    pl.exit_scope("load")
+    pl.enter_scope("compute")
+    y = v * 2.0 + 1.0
+    pl.exit_scope("compute")
+    pl.enter_scope("store")
+    tl.store(out_ptr + offs, y, mask=offs < n)
+    pl.exit_scope("store")
+
+n = 5000
+x, out = torch.rand(n), torch.zeros(n)
+with profiler.profile():
+    lcs[(5,)](x, out, n, BLOCK=1024)
+assert torch.equal(out, x * 2.0 + 1.0)
+"""
+
+
+def test_seed_load_compute_store_rows_without_output_path(tmp_path):
+    # issue 12 acceptance: the seed's in-kernel example prints its load / compute /
+    # store rows on the console when the profile has no output path
+    p = pu.check_ok(pu.run_child(SEED_LCS, tmp_path))
+    table = pu.parse_console(p.stderr)
+    assert table is not None, p.stderr
+    sc = table["scopes"]["lcs[5,1,1]"]
+    assert set(sc) == {"load", "compute", "store"}, p.stderr
+    for name, r in sc.items():
+        assert r["count"] == 5, (name, r)
+        assert r["total"] > 0, (name, r)
+    assert pu.child_files(tmp_path) == [], pu.child_files(tmp_path)  # no output path: no file
