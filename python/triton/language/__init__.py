@@ -3,7 +3,7 @@ from . import core, math, extra  # noqa: F401
 from .core import (
     PropagateNan, abs, advance, arange, argmax, argmin, associative_scan, assume, atomic_add, atomic_and,
     atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor, bfloat16, block_type, broadcast,
-    broadcast_to, builtin, cast, cat, cdiv, ceil, clamp, constexpr, cos, cumprod, cumsum, debug_barrier, device_assert,
+    broadcast_to, builtin, cast, condition, const, cat, cdiv, ceil, clamp, constexpr, cos, cumprod, cumsum, debug_barrier, device_assert,
     device_print, dot, dot_scaled, dtype, erf, gather, histogram, interleave, item, exp, exp2, expand_dims, fdiv, float16, float32, float64, floor, fma, full,
     full_like, int1, int8, int16, int32, int64, join, load, log, log2, make_block_ptr, max, max_constancy,
     max_contiguous, maximum, min, minimum, multiple_of, num_programs, permute, pointer_type, program_id, range,
@@ -15,6 +15,7 @@ from .descriptor import (  # noqa: F401
     load_tensor_descriptor, make_tensor_descriptor, store_tensor_descriptor, tensor_descriptor,
 )
 from .standard import atomic_poll  # noqa: F401
+from .sort import flip, sort  # noqa: F401
 from .random import (  # noqa: F401
     pair_uniform_to_normal, philox, rand, rand4x, randint, randint4x, randn, randn4x, uint_to_uniform_float,
 )

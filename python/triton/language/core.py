@@ -783,6 +783,17 @@ def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):
     return b.wrap(b.c.cast(_opnd(input), dt.to_ir(b), bool(_unwrap(bitcast)), r))
 
 
+class const:
+    """Annotation of a pointer argument to read-only data (`X: tl.const`); only a hint."""
+
+
+@builtin
+def condition(cond, disable_licm=False):
+    """A while loop's condition (`while tl.condition(c, disable_licm=True)`): cond itself;
+    disable_licm is a scheduling hint with no effect here."""
+    return _to_tensor(cond)
+
+
 @builtin
 def where(condition, x, y):
     b = _builder()
