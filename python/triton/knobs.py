@@ -1,5 +1,14 @@
 """triton.knobs: runtime hooks and switches read by the launcher and Proton."""
 import os
+import sys
+import types
+
+from ._knobs_base import (base_knobs, env, env_base, env_bool, env_int, env_opt_bool, env_opt_int,  # noqa: F401
+                          env_opt_str, env_str)
+
+# When true, setting a knob also writes its environment variable (upstream's switch;
+# its fresh_knobs fixture turns it on). Off by default here: docs/python.md.
+propagate_env = False
 
 
 class HookChain:
@@ -41,37 +50,30 @@ class HookChain:
             call(*args, **kwargs)
 
 
-class _RuntimeKnobs:
+def _debug_changed(_obj):
+    _sync_compile_variant()
+
+
+class _RuntimeKnobs(base_knobs):
     """launch_enter_hook / launch_exit_hook are called around every kernel launch
     with the launch metadata (a LazyDict); a callable, a HookChain, or None. Setting
-    either (or adding to a HookChain set here) turns the C launcher's hook path on."""
+    either (or adding to a HookChain set here) turns the C launcher's hook path on.
+    `debug` (TRITON_DEBUG): device_assert is compiled into every kernel."""
 
-    def __init__(self):
-        self._enter = None
-        self._exit = None
-        self.jit_cache_hook = None
-        self.jit_post_compile_hook = None
-        self.kernel_load_start_hook = None
-        self.kernel_load_end_hook = None
-        self.kernel_unload_hook = None
-        self.interpret = False
-        self._debug = None
-
-    @property
-    def debug(self):
-        """TRITON_DEBUG: device_assert is compiled into every kernel. Read from the
-        environment until set in code (None goes back to it); refresh_knobs() re-reads."""
-        return _env_bool("TRITON_DEBUG") if self._debug is None else bool(self._debug)
-
-    @debug.setter
-    def debug(self, value):
-        self._debug = value
-        _sync_compile_variant()
+    debug: env_bool = env_bool("TRITON_DEBUG", on_set=_debug_changed)
+    _plain = {"_enter": None, "_exit": None, "jit_cache_hook": None, "jit_post_compile_hook": None,
+              "kernel_load_start_hook": None, "kernel_load_end_hook": None, "kernel_unload_hook": None,
+              "interpret": False}
 
     def _sync(self):
         from triton._C import tritium as _C
         _C.set_launch_hooks(bool(self._enter is not None and (not isinstance(self._enter, HookChain) or self._enter))
                             or bool(self._exit is not None and (not isinstance(self._exit, HookChain) or self._exit)))
+
+    def _after_reset(self):
+        if self is runtime:
+            self._sync()
+            _sync_compile_variant()
 
     def _set(self, attr, f):
         setattr(self, attr, f)
@@ -96,21 +98,15 @@ class _RuntimeKnobs:
         self._set("_exit", f)
 
 
-def _env_bool(name, default=False):
-    v = os.environ.get(name)
-    if v is None:
-        return default
-    return v.strip().lower() in ("1", "true", "on", "yes")
+class _env_disable(env_bool):
+    """TRITON_PROTON_DISABLE, or its alias TRITON_DISABLE_PROTON."""
+
+    def env_value(self):
+        return any(os.environ.get(k, "").strip().lower() in ("1", "true", "on", "yes", "y")
+                   for k in (self.key, "TRITON_DISABLE_PROTON"))
 
 
-def _env_int(name, default):
-    try:
-        return int(os.environ.get(name, default))
-    except ValueError:
-        return default
-
-
-class _ProtonKnobs:
+class _ProtonKnobs(base_knobs):
     """triton.knobs.proton. Each knob reads its environment variable until it is set
     in code (as upstream's knobs do); setting it to None goes back to the variable.
 
@@ -119,44 +115,27 @@ class _ProtonKnobs:
     defaults so code that sets them runs unchanged; the CPU profiler has no NVTX
     ranges, activity buffers, hardware traces or CUPTI, so they change nothing here."""
 
-    _ENV = {
-        "disable": (lambda: _env_bool("TRITON_PROTON_DISABLE") or _env_bool("TRITON_DISABLE_PROTON")),
-        "enable_nvtx": (lambda: _env_bool("TRITON_ENABLE_NVTX", True)),
-        "profile_buffer_size": (lambda: _env_int("TRITON_PROFILE_BUFFER_SIZE", 64 * 1024 * 1024)),
-        "profile_metric_buffer_size": (lambda: _env_int("TRITON_PROFILE_METRIC_BUFFER_SIZE", 64 * 1024 * 1024)),
-        "enable_hw_trace": (lambda: _env_bool("TRITON_ENABLE_HW_TRACE")),
-        "cupti_lib_dir": (lambda: os.environ.get("TRITON_CUPTI_LIB_PATH")),
-        "cupti_lib_blackwell_dir": (lambda: os.environ.get("TRITON_CUPTI_LIB_BLACKWELL_PATH")),
-    }
-
-    def __init__(self):
-        object.__setattr__(self, "_set", {})
-
-    def __getattr__(self, name):
-        env = type(self)._ENV.get(name)
-        if env is None:
-            raise AttributeError(name)
-        if name in self._set:
-            return self._set[name]
-        return env()
+    disable: env_bool = _env_disable("TRITON_PROTON_DISABLE")
+    enable_nvtx: env_bool = env_bool("TRITON_ENABLE_NVTX", True)
+    profile_buffer_size: env_int = env_int("TRITON_PROFILE_BUFFER_SIZE", 64 * 1024 * 1024)
+    profile_metric_buffer_size: env_int = env_int("TRITON_PROFILE_METRIC_BUFFER_SIZE", 64 * 1024 * 1024)
+    enable_hw_trace: env_bool = env_bool("TRITON_ENABLE_HW_TRACE")
+    cupti_lib_dir: env_opt_str = env_opt_str("TRITON_CUPTI_LIB_PATH")
+    cupti_lib_blackwell_dir: env_opt_str = env_opt_str("TRITON_CUPTI_LIB_BLACKWELL_PATH")
 
     def __setattr__(self, name, value):
-        if name not in type(self)._ENV:
+        if not name.startswith("_") and name not in self.knob_descriptors:
             raise AttributeError(f"triton.knobs.proton has no knob {name!r}")
-        if value is None:
-            self._set.pop(name, None)
-        else:
-            self._set[name] = value
-
-    def reset(self):
-        self._set.clear()
-        return self
+        object.__setattr__(self, name, value)
 
 
-class _CompilationKnobs:
-    def __init__(self):
-        self.instrumentation_mode = ""
-        self.always_compile = False
+class _CompilationKnobs(base_knobs):
+    """`instrumentation_mode`: what Proton's instrumentation compiles in ("" = none);
+    `always_compile` mirrors TRITON_ALWAYS_COMPILE, which the compiler reads itself
+    (setting it in code takes effect only through propagate_env)."""
+
+    instrumentation_mode: env_str = env_str("TRITON_INSTRUMENTATION_MODE", "")
+    always_compile: env_bool = env_bool("TRITON_ALWAYS_COMPILE")
 
 
 def _sync_compile_variant():
@@ -176,7 +155,58 @@ def refresh_knobs():
     _sync_compile_variant()
 
 
+class _LanguageKnobs(base_knobs):
+    """`default_fp_fusion` (TRITON_DEFAULT_FP_FUSION): accepted; Tritium's kernels
+    follow each kernel's own enable_fp_fusion option (docs/python.md)."""
+
+    default_fp_fusion: env_bool = env_bool("TRITON_DEFAULT_FP_FUSION", True)
+
+
+def _home():
+    return cache.home_dir
+
+
+class _CacheKnobs(base_knobs):
+    """`home_dir` (TRITON_HOME), `dir` (TRITON_CACHE_DIR, default home/.triton/cache)
+    as upstream names them. Tritium's caches read the variables themselves, so a value
+    set in code reaches them only through propagate_env."""
+
+    home_dir: env_str = env_str("TRITON_HOME", lambda: os.path.expanduser("~/"))
+    dir: env_str = env_str("TRITON_CACHE_DIR", lambda: os.path.join(_home(), ".triton", "cache"))
+    dump_dir: env_str = env_str("TRITON_DUMP_DIR", lambda: os.path.join(_home(), ".triton", "dump"))
+    override_dir: env_str = env_str("TRITON_OVERRIDE_DIR", lambda: os.path.join(_home(), ".triton", "override"))
+    manager_class: env_opt_str = env_opt_str("TRITON_CACHE_MANAGER")
+
+
+class _GpuKnobs(base_knobs):
+    """upstream's `amd`, `nvidia` and `build` knob sets: GPU toolchain switches that a
+    CPU compiler has no use for; empty sets, so upstream's fixtures (which scope and
+    copy them) run."""
+
+
+class _AmdKnobs(_GpuKnobs):
+    use_buffer_ops: env_bool = env_bool("AMDGCN_USE_BUFFER_OPS", True)
+    use_buffer_atomics: env_bool = env_bool("AMDGCN_USE_BUFFER_ATOMICS", True)
+
+
+class _KnobsModule(types.ModuleType):
+    """Re-syncs the C launcher's hook switch and compile variant when a knob set is
+    replaced (upstream's fresh_knobs swaps `triton.knobs.runtime` for a copy)."""
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if name == "runtime" and isinstance(value, _RuntimeKnobs):
+            value._sync()
+            _sync_compile_variant()
+
+
 runtime = _RuntimeKnobs()
 proton = _ProtonKnobs()
 compilation = _CompilationKnobs()
+language = _LanguageKnobs()
+cache = _CacheKnobs()
+amd = _AmdKnobs()
+nvidia = _GpuKnobs()
+build = _GpuKnobs()
+sys.modules[__name__].__class__ = _KnobsModule
 _sync_compile_variant()
