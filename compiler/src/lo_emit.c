@@ -352,6 +352,37 @@ emit_local_buffer(LeCtx *c, IrOp *op)
     return 0;
 }
 
+/* ---- integers and pointers ---------------------------------------------------------------- */
+
+/* tt.int_to_ptr of a scalar: the memref of a base of its own at that address (a
+ * tile of addresses has none: every access through it gathers). tt.ptr_to_int of
+ * a scalar: the base's address plus the element offset in bytes (a tile is lazy:
+ * evaluated in its consumers' bodies). */
+static int
+emit_int_ptr(LeCtx *c, IrOp *op)
+{
+    IrRef r = op->res[0], a = op->args[0];
+    if (lp_val(c->plan, r)->kind != (op->opc == IR_INT_TO_PTR ? LP_PTR : LP_SCALAR) ||
+        ir_type_is_tensor(c->m, c->f->vals[r].type))
+        return 0;
+    if (op->opc == IR_INT_TO_PTR) {
+        const PtrForm *pf = lp_ptrform(c->plan, r);
+        unsigned x = le_scalar(c, a);
+        int bits = ir_dtype_bits((IrDtype)ir_type_dtype(c->m, c->f->vals[a].type));
+        if (bits < 64) /* as LLVM's inttoptr: zero-extended */
+            x = lo_emit(c->out, "arith.extui %%v%u : %s to i64", x, le_elem(c, c->f->vals[a].type));
+        c->param_ssa[pf->param] = le_memref_at(c, x, false, pf->elem);
+        return 0;
+    }
+    const PtrForm *pf = lp_ptrform(c->plan, a);
+    unsigned base = le_base_address(c, pf->param, pf->elem);
+    unsigned off = lo_emit(c->out, "arith.muli %%v%u, %%v%u : index", le_index(c, pf->off.base),
+                           le_const_index(c, le_elem_bytes(c, pf->elem)));
+    unsigned ad = lo_emit(c->out, "arith.addi %%v%u, %%v%u : index", base, off);
+    le_set_scalar(c, r, lo_emit(c->out, "arith.index_cast %%v%u : index to %s", ad, le_elem(c, c->f->vals[r].type)));
+    return 0;
+}
+
 /* ---- the walk ----------------------------------------------------------------------------- */
 
 static int
@@ -391,6 +422,8 @@ emit_op(LeCtx *c, IrOp *op)
     case IR_PRINT:
     case IR_ASSERT: return le_debug_op(c, op);
     case IR_SMT_ALLOC: return emit_local_buffer(c, op);
+    case IR_INT_TO_PTR:
+    case IR_PTR_TO_INT: return emit_int_ptr(c, op);
     default:
         break;
     }

@@ -231,7 +231,8 @@ dim_index(Gen *g, const AForm *f, int k, const int8_t *dm)
 }
 
 /* Element offset of a gathered pointer at the iteration point:
- * base + sum coef*idx + sum gen(i). */
+ * base + sum coef*idx + sum gen(i); for a tile of addresses (p->abs), the byte
+ * address gen(0) + that offset (from the other terms) times the element size. */
 static unsigned
 gather_index(Gen *g, const PtrForm *p, const int8_t *dm)
 {
@@ -251,16 +252,62 @@ gather_index(Gen *g, const PtrForm *p, const int8_t *dm)
         unsigned t = lo_emit(&g->body, "arith.muli %%v%u, %%v%u : index", i, coefs[k]);
         acc = lo_emit(&g->body, "arith.addi %%v%u, %%v%u : index", acc, t);
     }
+    unsigned addr = 0;
     for (int i = 0; i < p->ngen; i++) {
         IrRef gv = p->gen[i];
         int8_t gdm[IR_MAX_RANK]; /* gen dim -> iteration dim */
         for (int k = 0; k < ir_type_rank(c->m, c->f->vals[gv].type); k++)
             gdm[k] = p->gdm[i][k] < 0 ? -1 : dm[p->gdm[i][k]];
         unsigned x = eval(g, gv, gdm);
-        unsigned xi = lo_emit(&g->body, "arith.index_cast %%v%u : %s to index", x, le_elem(c, c->f->vals[gv].type));
-        acc = lo_emit(&g->body, "arith.addi %%v%u, %%v%u : index", acc, xi);
+        bool a = p->abs && i == 0; /* an address: zero-extended, as LLVM's inttoptr */
+        unsigned xi = lo_emit(&g->body, "arith.index_cast%s %%v%u : %s to index", a ? "ui" : "", x,
+                              le_elem(c, c->f->vals[gv].type));
+        if (a)
+            addr = xi;
+        else
+            acc = lo_emit(&g->body, "arith.addi %%v%u, %%v%u : index", acc, xi);
     }
-    return acc;
+    if (!p->abs)
+        return acc;
+    to_main(g);
+    unsigned es = le_const_index(c, le_elem_bytes(c, p->elem));
+    to_body(g);
+    unsigned bytes = lo_emit(&g->body, "arith.muli %%v%u, %%v%u : index", acc, es);
+    return lo_emit(&g->body, "arith.addi %%v%u, %%v%u : index", addr, bytes);
+}
+
+/* The memref and index a gathered element of pointer p is read or written at, from
+ * gather_index's x: the base's memref at x, or a memref at byte address x (p->abs). */
+static unsigned
+gather_ref(Gen *g, const PtrForm *p, unsigned x, unsigned *idx)
+{
+    LeCtx *c = g->c;
+    if (!p->abs) {
+        *idx = x;
+        return c->param_ssa[p->param];
+    }
+    to_main(g);
+    *idx = le_const_index(c, 0);
+    to_body(g);
+    return le_memref_at(c, x, true, p->elem);
+}
+
+/* tt.ptr_to_int of a pointer tile at the iteration point: the byte address. */
+static unsigned
+ptr_address(Gen *g, const IrOp *d, const int8_t *dm)
+{
+    LeCtx *c = g->c;
+    const PtrForm *p = lp_ptrform(c->plan, d->args[0]);
+    unsigned x = gather_index(g, p, dm);
+    if (!p->abs) {
+        to_main(g);
+        unsigned base = le_base_address(c, p->param, p->elem);
+        unsigned es = le_const_index(c, le_elem_bytes(c, p->elem));
+        to_body(g);
+        unsigned bytes = lo_emit(&g->body, "arith.muli %%v%u, %%v%u : index", x, es);
+        x = lo_emit(&g->body, "arith.addi %%v%u, %%v%u : index", base, bytes);
+    }
+    return lo_emit(&g->body, "arith.index_cast %%v%u : index to %s", x, le_elem(c, c->f->vals[d->res[0]].type));
 }
 
 /* A load leaf read element by element: memref.load guarded by the mask. */
@@ -275,16 +322,18 @@ gather_load(Gen *g, IrOp *ld, const int8_t *dm)
     }
     const char *et = le_elem(c, p->elem);
     g->gathers = true;
-    unsigned idx = gather_index(g, p, dm);
-    unsigned mem = c->param_ssa[p->param];
-    if (ld->nargs < 2)
+    unsigned idx, at = gather_index(g, p, dm), mem;
+    if (ld->nargs < 2) {
+        mem = gather_ref(g, p, at, &idx);
         return lo_emit(&g->body, "memref.load %%v%u[%%v%u] : memref<?x%s>", mem, idx, et);
+    }
     unsigned m = eval(g, ld->args[1], dm);
     unsigned oth = ld->nargs >= 3 ? eval(g, ld->args[2], dm) : le_const(c, ir_type_dtype(c->m, p->elem), 0, 0.0);
     LoBuf *b = &g->body;
     unsigned r = lo_fresh(b);
     lo_line(b, "%%v%u = scf.if %%v%u -> (%s) {", r, m, et);
     b->indent += 2;
+    mem = gather_ref(g, p, at, &idx);
     unsigned x = lo_emit(b, "memref.load %%v%u[%%v%u] : memref<?x%s>", mem, idx, et);
     lo_line(b, "scf.yield %%v%u : %s", x, et);
     b->indent -= 2;
@@ -383,6 +432,9 @@ eval(Gen *g, IrRef v, const int8_t *dm)
             break;
         case IR_LOAD:
             res = load_leaf(g, v, d, dm);
+            break;
+        case IR_PTR_TO_INT:
+            res = ptr_address(g, d, dm);
             break;
         default:
             if (!(ir_opc_flags[d->opc] & IR_F_ELEM) || d->nargs > 3) {

@@ -123,6 +123,18 @@ store_scalar(LeCtx *c, IrOp *op, const LpMem *mem)
     return 0;
 }
 
+/* The memref an element of gathered pointer p is at, *o its index: the base's, or
+ * (a tile of addresses) a memref at the byte address *o, index 0. */
+static unsigned
+elem_ref(LeCtx *c, const PtrForm *p, unsigned *o)
+{
+    if (!p->abs)
+        return c->param_ssa[p->param];
+    unsigned mem = le_memref_at(c, *o, true, p->elem);
+    *o = le_const_index(c, 0);
+    return mem;
+}
+
 /* Element-wise guarded stores through an scf.for nest (scatter). */
 static int
 store_scatter(LeCtx *c, IrOp *op)
@@ -148,10 +160,13 @@ store_scatter(LeCtx *c, IrOp *op)
         unsigned mb = extract(c, mask, iv, r, mt);
         unsigned m1 = lo_emit(c->out, "arith.trunci %%v%u : i8 to i1", mb);
         lo_line(c->out, "scf.if %%v%u {", m1);
-        lo_line(c->out, "  memref.store %%v%u, %%v%u[%%v%u] : memref<?x%s>", x, c->param_ssa[p->param], o, et);
+        c->out->indent += 2;
+    }
+    unsigned mem = elem_ref(c, p, &o);
+    lo_line(c->out, "memref.store %%v%u, %%v%u[%%v%u] : memref<?x%s>", x, mem, o, et);
+    if (mask) {
+        c->out->indent -= 2;
         lo_line(c->out, "}");
-    } else {
-        lo_line(c->out, "memref.store %%v%u, %%v%u[%%v%u] : memref<?x%s>", x, c->param_ssa[p->param], o, et);
     }
     for (int d = 0; d < r; d++) {
         c->out->indent -= 2;
@@ -308,6 +323,8 @@ le_atomic(LeCtx *c, IrOp *op)
         unsigned mb = extract(c, mask, iv, rank, mt);
         m1 = lo_emit(c->out, "arith.trunci %%v%u : i8 to i1", mb);
     }
+    if (p->abs)
+        mem = elem_ref(c, p, &o);
     unsigned old = atomic_masked(c, op, mem, o, v, cmp, m1, dt, et, is_float);
     LoBuf *b = c->out;
     unsigned ins = lo_fresh(b);

@@ -285,3 +285,51 @@ le_kind_attrs(LeCtx *c, LoBuf *b, const char *kind, int nt, const int64_t *tile,
     }
     lo_printf(b, "}");
 }
+
+/* ---- run-time addresses (tt.int_to_ptr, tt.ptr_to_int) --------------------------------- */
+
+int
+le_elem_bytes(const LeCtx *c, IrType elem)
+{
+    int d = lt_storage_elem(ir_type_dtype(c->m, elem));
+    return (ir_dtype_bits((IrDtype)d) + 7) / 8;
+}
+
+/* memref<?xT> of a pointer's base, T the storage element (i1 as i8). */
+static LoType
+base_memref_type(const LeCtx *c, IrType elem)
+{
+    LoType t = lt_scalar(lt_storage_elem(ir_type_dtype(c->m, elem)));
+    t.kind = LT_MEMREF;
+    t.rank = 1;
+    t.shape[0] = LT_DYN;
+    return t;
+}
+
+unsigned
+le_memref_at(LeCtx *c, unsigned addr, bool is_index, IrType elem)
+{
+    static const char ds[] = "!llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>";
+    LoBuf *o = c->out;
+    LoType mt = base_memref_type(c, elem);
+    if (is_index)
+        addr = lo_emit(o, "arith.index_cast %%v%u : index to i64", addr);
+    unsigned p = lo_emit(o, "llvm.inttoptr %%v%u : i64 to !llvm.ptr", addr);
+    unsigned z = le_const(c, IR_I64, 0, 0), one = le_const(c, IR_I64, 1, 0);
+    unsigned big = le_const(c, IR_I64, INT64_MAX, 0);
+    unsigned d = lo_emit(o, "llvm.mlir.undef : %s", ds);
+    d = lo_emit(o, "llvm.insertvalue %%v%u, %%v%u[0] : %s", p, d, ds);
+    d = lo_emit(o, "llvm.insertvalue %%v%u, %%v%u[1] : %s", p, d, ds);
+    d = lo_emit(o, "llvm.insertvalue %%v%u, %%v%u[2] : %s", z, d, ds);
+    d = lo_emit(o, "llvm.insertvalue %%v%u, %%v%u[3, 0] : %s", big, d, ds);
+    d = lo_emit(o, "llvm.insertvalue %%v%u, %%v%u[4, 0] : %s", one, d, ds);
+    return lo_emit(o, "builtin.unrealized_conversion_cast %%v%u : %s to %s", d, ds, le_ty(c, &mt));
+}
+
+unsigned
+le_base_address(LeCtx *c, int param, IrType elem)
+{
+    LoType mt = base_memref_type(c, elem);
+    return lo_emit(c->out, "memref.extract_aligned_pointer_as_index %%v%u : %s -> index", c->param_ssa[param],
+                   le_ty(c, &mt));
+}

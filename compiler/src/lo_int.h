@@ -104,17 +104,21 @@ typedef struct AForm {
     const AExpr *wbase[IR_MAX_RANK]; /* start of a wrapped dim (not part of base) */
 } AForm;
 
-/* A pointer (scalar or tile): kernel argument 'param' plus an element offset. A
- * gathered pointer (offsets not affine) adds the IR integer tiles gen[] to
+/* A pointer (scalar or tile): base 'param' plus an element offset. The base is
+ * a kernel argument, a program-local buffer or a run-time address (lp_base_kind).
+ * A gathered pointer (offsets not affine) adds the IR integer tiles gen[] to
  * off element-wise; gen tile i's dim k is the pointer's dim gdm[i][k] (-1: a unit
  * dim the pointer broadcast, read at 0), so broadcasts, expand_dims and
- * transposes of a gathered pointer keep it gathered. */
+ * transposes of a gathered pointer keep it gathered. With 'abs' (a tile of
+ * addresses cast to pointers, LPB_ADDRESSES), gen[0] holds absolute byte
+ * addresses and the other terms count elements from them: every access gathers. */
 #define LP_MAX_GEN 8
 typedef struct PtrForm {
-    int param;           /* kernel parameter index of the base pointer */
+    int param;           /* base: kernel parameter index, or an extra base after them */
     IrType elem;         /* pointee element type */
     AForm off;
     int ngen;
+    uint8_t abs;         /* gen[0] is a tile of byte addresses */
     IrRef gen[LP_MAX_GEN];
     int8_t gdm[LP_MAX_GEN][IR_MAX_RANK];
 } PtrForm;
@@ -268,9 +272,19 @@ const LpMem *lp_mem(const LoPlan *p, const IrOp *op);   /* loads, stores, atomic
 BlockPtr *lp_bptr(LoPlan *p, IrRef v);                  /* LP_BPTR values */
 const LpLoop *lp_loop(const LoPlan *p, const IrOp *op); /* scf.for / scf.while */
 const LpDot *lp_dot(const LoPlan *p, const IrOp *op);   /* tt.dot */
-/* Program-local buffers (smt.alloc): they are addressed as kernel arguments
- * numbered after the real ones (PtrForm.param = nparams + index). */
-int lp_num_locals(const LoPlan *p);
+/* Extra bases, addressed as kernel arguments numbered after the real ones
+ * (PtrForm.param = nparams + index): program-local buffers (smt.alloc) and
+ * run-time addresses (tt.int_to_ptr), which may point into any argument. */
+typedef enum LpBaseKind {
+    LPB_ARG,             /* a kernel parameter */
+    LPB_LOCAL,           /* smt.alloc: a memref.alloc where it stands */
+    LPB_ADDRESS,         /* tt.int_to_ptr of a scalar: a memref at that address */
+    LPB_ADDRESSES,       /* tt.int_to_ptr of a tile: no memref, each element gathers */
+} LpBaseKind;
+int lp_num_locals(const LoPlan *p);                     /* extra bases */
+int lp_base_kind(const LoPlan *p, int param);           /* LpBaseKind */
+/* May base 'param' be memory that another base reaches (a run-time address)? */
+bool lp_base_is_address(const LoPlan *p, int param);
 /* Is region r the whole tile (no bound, no condition)? */
 bool lp_region_is_full(const Region *r);
 int lp_num_loops(const LoPlan *p);
@@ -333,7 +347,9 @@ struct LoPlan {
     uint32_t nbarriers, capbarriers;
     LpDot *dots;
     uint32_t ndots, capdots;
-    int nlocals;
+    int nlocals;         /* extra bases (lp_num_locals) */
+    uint8_t *base_kind;  /* per extra base: LpBaseKind */
+    int capbases;
     LpOpSlot *opmap;     /* open addressing, IrOp* -> index (mems, loops, barriers) */
     uint32_t opcap, nops;
     LpCostCell *cells;   /* cells[l + 1] for loop l, cells[0] the kernel body */
@@ -487,6 +503,13 @@ void le_set_tensor(LeCtx *c, IrRef v, unsigned ssa);
 unsigned le_view(LeCtx *c, int param, IrType elem, int rank, const AExpr *base, const AExpr *const *coef,
                  const unsigned *start, const unsigned *size, const int64_t *ssize, bool allow_unit, bool *unit,
                  LoType *vt);
+/* Run-time addresses: the bytes of an element of 'elem' (its storage: i1 as i8);
+ * memref<?xT> at byte address addr (SSA of type index when is_index, else i64),
+ * a descriptor like an argument's (cg_) built in the LLVM dialect and cast;
+ * the byte address (index) of base 'param'. */
+int le_elem_bytes(const LeCtx *c, IrType elem);
+unsigned le_memref_at(LeCtx *c, unsigned addr, bool is_index, IrType elem);
+unsigned le_base_address(LeCtx *c, int param, IrType elem);
 /* Tensor type of such a view's contents. */
 LoType le_view_tensor(IrType elem, const IrModule *m, int rank, const unsigned *size, const int64_t *ssize,
                       const bool *unit);

@@ -20,6 +20,8 @@
  *        elements the load reads at the same iteration (same base, same
  *        coefficients), the load is copied where it stands (LM_ALIAS). Different
  *        arguments are assumed not to overlap partially (docs/compiler.md §2.3);
+ *        a run-time address (tt.int_to_ptr) may point into any of them, so a load
+ *        and a store one of which goes through one are always ordered (copied);
  *      - a load with a wrap-around dim is copied into a tile (LM_WRAP).
  *   Then the tiles each in-kernel scope boundary materialises.
  */
@@ -114,6 +116,34 @@ const LpVal *lp_val(const LoPlan *p, IrRef v) { return &p->vals[v]; }
 BlockPtr *lp_bptr(LoPlan *p, IrRef v) { return p->bp[v]; }
 int lp_num_loops(const LoPlan *p) { return p->nloops; }
 int lp_num_locals(const LoPlan *p) { return p->nlocals; }
+
+int
+lp_base_kind(const LoPlan *p, int param)
+{
+    int i = param - (int)p->f->body->nargs;
+    return i >= 0 && i < p->nlocals ? p->base_kind[i] : LPB_ARG;
+}
+
+bool
+lp_base_is_address(const LoPlan *p, int param)
+{
+    int k = lp_base_kind(p, param);
+    return k == LPB_ADDRESS || k == LPB_ADDRESSES;
+}
+
+/* A new extra base of kind k; returns its parameter number. */
+static int
+new_base(LoPlan *p, int k)
+{
+    if (p->nlocals == p->capbases) {
+        p->capbases = p->capbases ? p->capbases * 2 : 8;
+        p->base_kind = realloc(p->base_kind, (size_t)p->capbases);
+        if (!p->base_kind)
+            ir_die("out of memory");
+    }
+    p->base_kind[p->nlocals] = (uint8_t)k;
+    return (int)p->f->body->nargs + p->nlocals++;
+}
 const LpLoop *lp_loop_at(const LoPlan *p, int i) { return &p->loops[i]; }
 
 const LpMem *
@@ -618,7 +648,7 @@ walk_make_block_ptr(Walk *w, const IrOp *op, uint32_t pos)
     define(w, op->res[0], pos, LP_BPTR);
     PtrForm *pf = lp_ptrform(p, op->args[0]);
     if (!pf || pf->ngen || pf->off.rank)
-        return lp_error(p, op->loc, "tl.make_block_ptr: base must be a kernel pointer argument (plus offsets)");
+        return lp_error(p, op->loc, "tl.make_block_ptr: base must be a pointer argument or an address cast to a pointer (plus offsets)");
     int r = (int)(op->nargs - 1) / 3;
     BlockPtr *bp = ir_new(&p->m->arena, BlockPtr);
     bp->param = pf->param;
@@ -650,6 +680,39 @@ walk_advance(Walk *w, const IrOp *op, uint32_t pos)
     for (int k = 0; k < bp->rank; k++)
         bp->off[k] = ax_add(&p->x, x->off[k], ax_val(&p->x, op->args[1 + k]));
     p->bp[op->res[0]] = bp;
+    return 0;
+}
+
+/* An integer cast to a pointer: a scalar is a base of its own (a memref at that
+ * address, made where it stands); a tile is a gathered pointer whose gen[0] holds
+ * the addresses. Either may point into any argument (lp_base_is_address). */
+static int
+walk_int_to_ptr(Walk *w, const IrOp *op, uint32_t pos)
+{
+    LoPlan *p = w->p;
+    IrRef r = op->res[0];
+    IrType t = p->f->vals[r].type, et = ir_type_elem(p->m, t);
+    if (ir_type_is_tensor(p->m, ir_type_pointee(p->m, et)))
+        return lp_error(p, op->loc, "an integer cast to a block pointer is not supported");
+    define(w, r, pos, LP_PTR);
+    int rank = ir_type_rank(p->m, t);
+    PtrForm *q = ir_new(&p->m->arena, PtrForm);
+    memset(q, 0, sizeof *q);
+    q->param = new_base(p, rank ? LPB_ADDRESSES : LPB_ADDRESS);
+    q->elem = ir_type_pointee(p->m, et);
+    q->off.rank = rank;
+    q->off.base = ax_const(&p->x, 0);
+    for (int k = 0; k < rank; k++) {
+        q->off.coef[k] = ax_const(&p->x, 0);
+        q->gdm[0][k] = (int8_t)k;
+    }
+    if (rank) {
+        q->abs = 1;
+        q->ngen = 1;
+        q->gen[0] = op->args[0];
+    }
+    p->ptr[r] = q;
+    p->ptr_done[r] = 1;
     return 0;
 }
 
@@ -762,7 +825,7 @@ walk_op(Walk *w, const IrOp *op)
     case IR_SMT_ALLOC: { /* a local buffer: an argument of its own */
         define(w, r0, pos, LP_PTR);
         PtrForm *q = ir_new(&p->m->arena, PtrForm);
-        q->param = (int)f->body->nargs + p->nlocals++;
+        q->param = new_base(p, LPB_LOCAL);
         q->elem = ir_type_pointee(p->m, f->vals[r0].type);
         q->off.base = ax_const(&p->x, 0);
         p->ptr[r0] = q;
@@ -824,10 +887,15 @@ walk_op(Walk *w, const IrOp *op)
         if (is_tile(p, op->args[0]))
             return lp_error(p, op->loc, "internal: tt.assert of a tensor (the builder reduces it to one i1)");
         return 0;
+    case IR_INT_TO_PTR:
+        return walk_int_to_ptr(w, op, pos);
+    case IR_PTR_TO_INT:
+        if (!lp_ptrform(p, op->args[0]))
+            return lp_error(p, op->loc, "pointer to integer: unsupported pointer expression (a block pointer?)");
+        define(w, r0, pos, tile ? LP_TILE : LP_SCALAR);
+        return 0;
     case IR_CALL:
     case IR_EXTERN_ELEM:
-    case IR_INT_TO_PTR:
-    case IR_PTR_TO_INT:
     case IR_ASSUME:
         return lp_error(p, op->loc, "%s is not supported by the CPU backend yet", ir_opc_name[op->opc]);
     default:
@@ -914,6 +982,15 @@ materialize_load(LoPlan *p, IrRef v, int why)
         lv->mat = (uint8_t)why;
 }
 
+/* May bases a and b reach the same memory? The same base does; a run-time
+ * address may point anywhere; different arguments are assumed not to overlap
+ * partially (docs/compiler.md §2.3). */
+static bool
+may_overlap(const LoPlan *p, int a, int b)
+{
+    return a == b || lp_base_is_address(p, a) || lp_base_is_address(p, b);
+}
+
 /* Loads behind a view (reshape, split) of a store's value: read through the view
  * while the store writes; a load of the store's argument is copied first. */
 static void
@@ -925,7 +1002,7 @@ alias_views(LoPlan *p, IrRef v, int param, int depth)
         return;
     if (lv->kind == LP_LOAD) {
         const LpMem *m = lp_mem(p, d);
-        if (m && m->param == param)
+        if (m && may_overlap(p, m->param, param))
             materialize_load(p, v, LM_ALIAS);
         return;
     }
@@ -968,7 +1045,10 @@ alias_walk(LoPlan *p, const LpMem *st, IrRef v, const int8_t *dm, int depth)
     switch (lv->kind) {
     case LP_LOAD: {
         const LpMem *m = lp_mem(p, d);
-        if (lv->mat == LM_LAZY && m && m->param == st->param && !same_element(p, m, dm, st))
+        /* the same element map proves nothing across two bases one of which is
+         * a run-time address: their distance is unknown */
+        if (lv->mat == LM_LAZY && m && may_overlap(p, m->param, st->param) &&
+            (m->param != st->param || !same_element(p, m, dm, st)))
             materialize_load(p, v, LM_ALIAS);
         return;
     }
@@ -1150,6 +1230,7 @@ lp_plan_destroy(LoPlan *p)
     free(p->loops);
     free(p->barriers);
     free(p->dots);
+    free(p->base_kind);
     free(p->opmap);
     free(p->cells);
     free(p->scells);
