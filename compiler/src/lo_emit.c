@@ -357,11 +357,23 @@ emit_local_buffer(LeCtx *c, IrOp *op)
 /* tt.int_to_ptr of a scalar: the memref of a base of its own at that address (a
  * tile of addresses has none: every access through it gathers). tt.ptr_to_int of
  * a scalar: the base's address plus the element offset in bytes (a tile is lazy:
- * evaluated in its consumers' bodies). */
+ * evaluated in its consumers' bodies). tt.bitcast to an element stored otherwise
+ * (LPB_RECAST): a memref of the new type at the source's base plus its offset. */
 static int
 emit_int_ptr(LeCtx *c, IrOp *op)
 {
     IrRef r = op->res[0], a = op->args[0];
+    if (op->opc == IR_PTR_BITCAST) { /* a base of its own: a memref at the source's address */
+        const PtrForm *pf = lp_ptrform(c->plan, r), *src = lp_ptrform(c->plan, a);
+        if (!pf || !src || pf->param == src->param)
+            return 0;
+        unsigned off = lo_emit(c->out, "arith.muli %%v%u, %%v%u : index", le_index(c, src->off.base),
+                               le_const_index(c, le_elem_bytes(c, src->elem)));
+        unsigned ad = lo_emit(c->out, "arith.addi %%v%u, %%v%u : index",
+                              le_base_address(c, src->param, src->elem), off);
+        c->param_ssa[pf->param] = le_memref_at(c, ad, true, pf->elem);
+        return 0;
+    }
     if (lp_val(c->plan, r)->kind != (op->opc == IR_INT_TO_PTR ? LP_PTR : LP_SCALAR) ||
         ir_type_is_tensor(c->m, c->f->vals[r].type))
         return 0;
@@ -423,7 +435,8 @@ emit_op(LeCtx *c, IrOp *op)
     case IR_ASSERT: return le_debug_op(c, op);
     case IR_SMT_ALLOC: return emit_local_buffer(c, op);
     case IR_INT_TO_PTR:
-    case IR_PTR_TO_INT: return emit_int_ptr(c, op);
+    case IR_PTR_TO_INT:
+    case IR_PTR_BITCAST: return emit_int_ptr(c, op);
     default:
         break;
     }

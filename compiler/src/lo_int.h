@@ -280,6 +280,8 @@ typedef enum LpBaseKind {
     LPB_LOCAL,           /* smt.alloc: a memref.alloc where it stands */
     LPB_ADDRESS,         /* tt.int_to_ptr of a scalar: a memref at that address */
     LPB_ADDRESSES,       /* tt.int_to_ptr of a tile: no memref, each element gathers */
+    LPB_RECAST,          /* tt.bitcast to another element type: a memref of that type
+                            at the source's address (its base plus the base offset) */
 } LpBaseKind;
 int lp_num_locals(const LoPlan *p);                     /* extra bases */
 int lp_base_kind(const LoPlan *p, int param);           /* LpBaseKind */

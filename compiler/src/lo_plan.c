@@ -128,7 +128,7 @@ bool
 lp_base_is_address(const LoPlan *p, int param)
 {
     int k = lp_base_kind(p, param);
-    return k == LPB_ADDRESS || k == LPB_ADDRESSES;
+    return k == LPB_ADDRESS || k == LPB_ADDRESSES || k == LPB_RECAST;
 }
 
 /* A new extra base of kind k; returns its parameter number. */
@@ -716,6 +716,59 @@ walk_int_to_ptr(Walk *w, const IrOp *op, uint32_t pos)
     return 0;
 }
 
+/* The MLIR element a pointee is stored as (i1 as i8). */
+static const char *
+storage_name(const LoPlan *p, IrType elem)
+{
+    int d = ir_type_dtype(p->m, elem);
+    return d == IR_I1 ? "i8" : ir_dtype_mlir((IrDtype)d);
+}
+
+/* A pointer cast to another element type. Stored alike (f32 and u32 to i32 ...),
+ * the form is the source's; otherwise a base of its own (LPB_RECAST) at the
+ * source's address, whose element offsets count the new elements: a scalar, or a
+ * tile with affine offsets whose elements are a whole number of new ones wide. */
+static int
+walk_ptr_bitcast(Walk *w, const IrOp *op, uint32_t pos)
+{
+    LoPlan *p = w->p;
+    IrRef r = op->res[0];
+    define(w, r, pos, LP_PTR);
+    IrType et = ir_type_elem(p->m, p->f->vals[r].type);
+    if (ir_type_is_tensor(p->m, ir_type_pointee(p->m, et)))
+        return lp_error(p, op->loc, "casting a block pointer to another type is not supported");
+    PtrForm *x = lp_ptrform(p, op->args[0]);
+    if (!x)
+        return 0; /* reported at its use */
+    IrType to = ir_type_pointee(p->m, et);
+    PtrForm *q = ir_new(&p->m->arena, PtrForm);
+    *q = *x;
+    q->elem = to;
+    p->ptr[r] = q;
+    p->ptr_done[r] = 1;
+    if (!strcmp(storage_name(p, x->elem), storage_name(p, to)))
+        return 0;
+    int sb = ir_dtype_bits((IrDtype)ir_type_dtype(p->m, x->elem)), db = ir_dtype_bits((IrDtype)ir_type_dtype(p->m, to));
+    sb = sb < 8 ? 1 : sb / 8;
+    db = db < 8 ? 1 : db / 8;
+    bool offsets = x->ngen > 1 || !ax_is_zero(x->off.base);
+    for (int k = 0; k < x->off.rank; k++)
+        offsets |= !ax_is_zero(x->off.coef[k]);
+    if (x->abs && offsets && sb != db)
+        return lp_error(p, op->loc, "a tile of pointers with offsets cast to an element type of another size "
+                                    "is not supported; cast the addresses first");
+    if (x->abs)
+        return 0; /* each element builds its memref of the new type */
+    if (x->off.rank && sb != db && (x->ngen || lp_form_has_wrap(&x->off) || sb % db))
+        return lp_error(p, op->loc, "a tile of pointers cast to a wider element type, or with gathered or "
+                                    "wrapped offsets, is not supported; cast the scalar base pointer instead");
+    q->param = new_base(p, LPB_RECAST);
+    q->off.base = ax_const(&p->x, 0);
+    for (int k = 0; k < q->off.rank; k++)
+        q->off.coef[k] = ax_mul(&p->x, x->off.coef[k], ax_const(&p->x, sb / db));
+    return 0;
+}
+
 /* The micro-kernel of a dot, an mr x nr block of C in vector registers: nr the
  * widest of 4, 2, 1 vectors (or part of one) dividing N that still leaves room for
  * at least 4 rows of accumulators beside its B vectors and one broadcast of A (none
@@ -819,9 +872,10 @@ walk_op(Walk *w, const IrOp *op)
     case IR_ADVANCE:
         return walk_advance(w, op, pos);
     case IR_ADDPTR:
-    case IR_PTR_BITCAST:
         define(w, r0, pos, LP_PTR);
         return 0;
+    case IR_PTR_BITCAST:
+        return walk_ptr_bitcast(w, op, pos);
     case IR_SMT_ALLOC: { /* a local buffer: an argument of its own */
         define(w, r0, pos, LP_PTR);
         PtrForm *q = ir_new(&p->m->arena, PtrForm);

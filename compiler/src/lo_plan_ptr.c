@@ -335,13 +335,7 @@ compute_ptrform(LoPlan *p, IrRef v)
         q->off = *o;
         return q;
     }
-    case IR_PTR_BITCAST:
-        if (!(x = lp_ptrform(p, d->args[0])))
-            return NULL;
-        q = ptr_copy(p, x);
-        q->elem = ir_type_pointee(p->m, et);
-        return q;
-    default:
+    default: /* tt.int_to_ptr, tt.bitcast: set by the plan walk */
         return NULL;
     }
 }

@@ -234,6 +234,44 @@ def test_masked_stores_through_cast_pointers():
         assert o[n] == -1.0
 
 
+@triton.jit
+def _pointer_casts(x, out16, out8, out32, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    # a tile of f32 pointers seen as f16 pointers: the low halves
+    tl.store(out16 + offs, tl.load((x + offs).to(tl.pointer_type(tl.float16))))
+    # a scalar pointer three floats in, seen as bytes
+    b = (x + 3).to(tl.pointer_type(tl.uint8))
+    tl.store(out8 + offs, tl.load(b + offs))
+    # f32 seen as i32 (same size) and stored back through the cast
+    q = x.to(tl.pointer_type(tl.int32))
+    tl.store(out32 + offs, tl.load(q + offs) ^ 1)
+    tl.store(q + BLOCK + offs, tl.load(q + offs))
+
+
+def test_pointer_bitcasts_to_other_element_types():
+    x = torch.randn(64)
+    x0 = x.clone()
+    out16 = torch.zeros(32, dtype=torch.float16)
+    out8 = torch.zeros(32, dtype=torch.uint8)
+    out32 = torch.zeros(32, dtype=torch.int32)
+    _pointer_casts[(1,)](x, out16, out8, out32, BLOCK=32)
+    assert torch.equal(out16, x0.view(torch.float16)[0:64:2])
+    assert torch.equal(out8, x0.view(torch.uint8)[12:44])
+    assert torch.equal(out32, x0[:32].view(torch.int32) ^ 1)
+    assert torch.equal(x[32:], x0[:32])
+
+
+@triton.jit
+def _widen_tile(x, out, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out + offs, tl.load((x + offs).to(tl.pointer_type(tl.float32))))
+
+
+def test_tile_of_pointers_cast_wider_is_an_error():
+    with pytest.raises(Exception, match=r"test_int_to_ptr\.py:\d+.*wider element type"):
+        _widen_tile[(1,)](torch.zeros(32, dtype=torch.float16), torch.zeros(32), BLOCK=16)
+
+
 # ---- aliasing: an argument and a cast pointer to the same memory -----------------------------
 
 
