@@ -387,6 +387,63 @@ test_symbolic_trip_counts(void **state)
     close_case(&k);
 }
 
+/* An address loaded from a table and cast to a pointer is a base of its own
+ * (a view, like an argument's); the in-place y[i] = 2 * y[i] through it stays
+ * fused, but a load through it fused into a store to an argument is copied (the
+ * address may point into that argument), and so is the argument's load fused
+ * into a store through it. A tile of addresses gathers. */
+static const char addresses[] =
+    "module {\n"
+    "  tt.func public @addresses(%tab: !tt.ptr<i64>, %z: !tt.ptr<f32>) {\n"
+    "    %a = tt.load %tab : !tt.ptr<i64>\n"
+    "    %y = tt.int_to_ptr %a : i64 -> !tt.ptr<f32>\n"
+    "    %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>\n"
+    "    %ys = tt.splat %y : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>\n"
+    "    %yp = tt.addptr %ys, %r : tensor<64x!tt.ptr<f32>>, tensor<64xi32>\n"
+    "    %v = tt.load %yp : tensor<64x!tt.ptr<f32>>\n"
+    "    %two = arith.constant dense<2.0> : tensor<64xf32>\n"
+    "    %d = arith.mulf %v, %two : tensor<64xf32>\n"
+    "    tt.store %yp, %d : tensor<64x!tt.ptr<f32>>\n"
+    "    %zs = tt.splat %z : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>\n"
+    "    %zp = tt.addptr %zs, %r : tensor<64x!tt.ptr<f32>>, tensor<64xi32>\n"
+    "    %w = tt.load %yp : tensor<64x!tt.ptr<f32>>\n"
+    "    tt.store %zp, %w : tensor<64x!tt.ptr<f32>>\n"
+    "    %u = tt.load %zp : tensor<64x!tt.ptr<f32>>\n"
+    "    tt.store %yp, %u : tensor<64x!tt.ptr<f32>>\n"
+    "    %ts = tt.splat %tab : !tt.ptr<i64> -> tensor<64x!tt.ptr<i64>>\n"
+    "    %tp = tt.addptr %ts, %r : tensor<64x!tt.ptr<i64>>, tensor<64xi32>\n"
+    "    %as = tt.load %tp : tensor<64x!tt.ptr<i64>>\n"
+    "    %ps = tt.int_to_ptr %as : tensor<64xi64> -> tensor<64x!tt.ptr<f32>>\n"
+    "    %g = tt.load %ps : tensor<64x!tt.ptr<f32>>\n"
+    "    tt.store %zp, %g : tensor<64x!tt.ptr<f32>>\n"
+    "    tt.return\n"
+    "  }\n"
+    "}\n";
+
+static void
+test_run_time_addresses(void **state)
+{
+    Case k;
+    open_case(&k, addresses);
+    const IrOp *l0 = nth(&k, IR_LOAD, 1), *l1 = nth(&k, IR_LOAD, 2), *l2 = nth(&k, IR_LOAD, 3);
+    const LpMem *m0 = lp_mem(k.p, l0);
+    assert_int_equal(m0->access, LA_VIEW);
+    assert_int_equal(m0->param, 2); /* after the two arguments */
+    assert_int_equal(lp_base_kind(k.p, 2), LPB_ADDRESS);
+    assert_true(lp_base_is_address(k.p, 2));
+    assert_false(lp_base_is_address(k.p, 1));
+    assert_int_equal(lp_val(k.p, l0->res[0])->mat, LM_LAZY);  /* same base, same element */
+    assert_int_equal(lp_val(k.p, l1->res[0])->mat, LM_ALIAS); /* into z: may overlap */
+    assert_int_equal(lp_val(k.p, l2->res[0])->mat, LM_ALIAS); /* z's, into the address */
+    const IrOp *g = nth(&k, IR_LOAD, 5);
+    const LpMem *mg = lp_mem(k.p, g);
+    assert_int_equal(mg->access, LA_GATHER);
+    assert_int_equal(lp_base_kind(k.p, mg->param), LPB_ADDRESSES);
+    assert_true(lp_ptrform(k.p, g->args[0])->abs);
+    assert_int_equal(count_remarks(&k, "tl.load lowered to element-wise guarded loads"), 1);
+    close_case(&k);
+}
+
 int
 main(void)
 {
@@ -394,7 +451,7 @@ main(void)
         cmocka_unit_test(test_kinds_forms_regions), cmocka_unit_test(test_load_before_store),
         cmocka_unit_test(test_alias_rule),          cmocka_unit_test(test_in_place_stays_fused),
         cmocka_unit_test(test_loop_use),            cmocka_unit_test(test_wrap_and_fallbacks),
-        cmocka_unit_test(test_symbolic_trip_counts),
+        cmocka_unit_test(test_symbolic_trip_counts), cmocka_unit_test(test_run_time_addresses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
