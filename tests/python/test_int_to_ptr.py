@@ -9,6 +9,7 @@ import torch
 
 import triton
 import triton.language as tl
+import triton.language.extra.smt as smt
 
 # ---- grouped GEMM: one launch, groups of different sizes, pointers from a table ----------
 
@@ -270,6 +271,50 @@ def _widen_tile(x, out, BLOCK: tl.constexpr):
 def test_tile_of_pointers_cast_wider_is_an_error():
     with pytest.raises(Exception, match=r"test_int_to_ptr\.py:\d+.*wider element type"):
         _widen_tile[(1,)](torch.zeros(32, dtype=torch.float16), torch.zeros(32), BLOCK=16)
+
+
+@triton.jit
+def _atomics_through(tab, vals, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(vals + offs, mask=m)
+    base = tl.load(tab).to(tl.pointer_type(tl.float32))
+    tl.atomic_add(base + offs % 4, v, mask=m)  # a tile through one cast pointer
+    ptrs = tl.load(tab + 1 + offs % 3).to(tl.pointer_type(tl.float32))
+    tl.atomic_add(ptrs, v, mask=m)  # a tile of cast addresses
+    tl.atomic_max(tl.load(tab + 4).to(tl.pointer_type(tl.float32)), tl.max(tl.where(m, v, -1e30), 0))
+
+
+def test_atomics_through_cast_pointers():
+    n = 50
+    vals = torch.randn(n)
+    acc = torch.zeros(4)
+    cells = [torch.zeros(1) for _ in range(3)]
+    top = torch.full((1,), -1e30)
+    tab = torch.tensor([acc.data_ptr()] + [c.data_ptr() for c in cells] + [top.data_ptr()], dtype=torch.int64)
+    _atomics_through[(1,)](tab, vals, n, BLOCK=64)
+    idx = torch.arange(n)
+    torch.testing.assert_close(acc, torch.zeros(4).index_add_(0, idx % 4, vals), rtol=1e-5, atol=1e-5)
+    for j, c in enumerate(cells):
+        torch.testing.assert_close(c[0], vals[idx % 3 == j].sum(), rtol=1e-5, atol=1e-5)
+    assert top[0] == vals.max()
+
+
+@triton.jit
+def _parallel_rows(tab, out, N: tl.constexpr, ROWS: tl.constexpr):
+    # one cast outside the outlined loop, one in each iteration
+    first = tl.load(tab).to(tl.pointer_type(tl.float32))
+    cols = tl.arange(0, N)
+    for r in smt.parallel(0, ROWS):
+        row = tl.load(tab + r).to(tl.pointer_type(tl.float32))
+        tl.store(out + r * N + cols, tl.load(row + cols) + tl.load(first + cols))
+
+
+def test_cast_pointers_in_a_parallel_loop():
+    src = [torch.randn(16) for _ in range(6)]
+    out = torch.zeros(6, 16)
+    _parallel_rows[(1,)](_tables(src), out, N=16, ROWS=6, num_threads=2)
+    torch.testing.assert_close(out, torch.stack(src) + src[0][None, :])
 
 
 # ---- aliasing: an argument and a cast pointer to the same memory -----------------------------
