@@ -203,15 +203,48 @@ def _addresses(x, out, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(out + offs, (x + 2 * offs).to(tl.int64))
     tl.store(out + BLOCK + offs, (x + offs).to(tl.int64).to(tl.pointer_type(tl.float16)).to(tl.int64))
+    # a tile of addresses cast to f32 pointers, one element on, and back
+    back = (tl.load(out + offs).to(tl.pointer_type(tl.float32)) + 1).to(tl.int64)
+    tl.store(out + 2 * BLOCK + offs, back)
 
 
 def test_tile_of_pointers_to_integers():
     x = torch.zeros(64, dtype=torch.float16)
-    out = torch.zeros(64, dtype=torch.int64)
+    out = torch.zeros(96, dtype=torch.int64)
     _addresses[(1,)](x, out, BLOCK=32)
     base = x.data_ptr()
     assert out[:32].tolist() == [base + 4 * i for i in range(32)]
-    assert out[32:].tolist() == [base + 2 * i for i in range(32)]
+    assert out[32:64].tolist() == [base + 2 * i for i in range(32)]
+    assert out[64:].tolist() == [base + 4 * i + 4 for i in range(32)]
+
+
+@triton.jit
+def _type_checks(x, tab, out, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    p = tl.load(tab).to(tl.pointer_type(tl.float32))
+    q = p.to(tl.pointer_type(tl.int32))
+    r = 0
+    if p.dtype == tl.pointer_type(tl.float32):
+        r += 1
+    if p.dtype != x.dtype:  # *fp32 against *fp16
+        r += 10
+    if p.dtype.element_ty == tl.float32:
+        r += 100
+    if q.dtype == tl.pointer_type(tl.int32) and q.dtype != p.dtype:
+        r += 1000
+    if p.dtype.is_ptr() and not tl.float32.is_ptr():
+        r += 10000
+    tl.store(out + offs, tl.load(q + offs) + r)
+
+
+def test_pointer_type_comparisons():
+    assert tl.pointer_type(tl.float16) == tl.pointer_type(tl.float16)
+    assert tl.pointer_type(tl.float16) != tl.pointer_type(tl.float32)
+    assert hash(tl.pointer_type(tl.int8)) == hash(tl.pointer_type(tl.int8))
+    x = torch.arange(16, dtype=torch.int32)
+    out = torch.zeros(16, dtype=torch.int32)
+    _type_checks[(1,)](torch.zeros(4, dtype=torch.float16), torch.tensor([x.data_ptr()]), out, BLOCK=16)
+    assert torch.equal(out, x + 11111)
 
 
 @triton.jit
