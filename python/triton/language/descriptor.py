@@ -5,6 +5,11 @@ A descriptor is a global tensor (base pointer, shape, strides) read and written 
 blocks of a fixed shape at run-time offsets, out-of-bounds elements padded (loads) or
 skipped (stores). On a CPU that is exactly a block pointer with every dim boundary
 checked, so a descriptor builds one per access (docs/compiler.md: block pointers).
+
+A host descriptor (triton.tools.tensor_descriptor.TensorDescriptor) passed to a kernel
+arrives as the kernel parameters arg_types() lists: the base pointer, then the shape
+and stride entries the specialisation did not make constants (python/src/py_desc.c
+keys and packs them); from_args() turns them back into a tensor_descriptor.
 """
 from . import core as tl
 
@@ -48,6 +53,43 @@ class tensor_descriptor:
         if value.dtype != self.dtype:
             value = tl.cast(value, self.dtype)
         return tl.store(self._block_ptr(offsets), value, boundary_check=tuple(range(len(self.shape))))
+
+
+_PLAIN, _DIV16, _ONE = 0, 1, 2  # int facts of a shape/stride entry (py_desc.c)
+
+
+def _spec_parts(spec):
+    """("tensordesc", dtype code, block_shape, padding, shape facts, stride facts, base aligned)"""
+    _, code, block, padding, sf, tf, aligned = spec
+    return tl._DTYPES[code], list(block), padding, list(sf), list(tf), aligned
+
+
+def arg_types(spec):
+    """(tl type, divisibility) of each kernel parameter a descriptor argument passes."""
+    dt, _, _, sf, tf, aligned = _spec_parts(spec)
+    out = [(tl.pointer_type(dt), 16 if aligned else 0)]
+    out += [(tl.int64, 16 if f == _DIV16 else 0) for f in sf + tf if f != _ONE]
+    return out
+
+
+def arg_mask(spec):
+    """Which shape (bit j) and stride (bit 5 + j) entries are passed: the launcher's plan."""
+    _, _, _, sf, tf, _ = _spec_parts(spec)
+    m = 0
+    for j, f in enumerate(sf):
+        m |= (f != _ONE) << j
+    for j, f in enumerate(tf):
+        m |= (f != _ONE) << (5 + j)
+    return m
+
+
+def from_args(spec, values):
+    """The in-kernel descriptor of a host descriptor argument whose parameters are values."""
+    _, block, padding, sf, tf, _ = _spec_parts(spec)
+    it = iter(values[1:])
+    shape = [1 if f == _ONE else next(it) for f in sf]
+    strides = [1 if f == _ONE else next(it) for f in tf]
+    return tensor_descriptor(values[0], shape, strides, block, padding)
 
 
 @tl.builtin
