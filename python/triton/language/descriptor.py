@@ -83,6 +83,22 @@ def arg_mask(spec):
     return m
 
 
+def spec_of_signature(ty):
+    """The spec entry of upstream's signature spelling "tensordesc<fp32[16, 32]>" (an
+    optional ",padding=nan" inside the brackets picks NaN padding): every shape and
+    stride entry passed, the last stride 1, no alignment assumed."""
+    import re
+    m = re.fullmatch(r"tensordesc<\s*(\w+)\s*\[([\d,\s]+)\]\s*(?:,\s*padding\s*=\s*(zero|nan)\s*)?>", ty.strip())
+    if not m:
+        raise ValueError(f"malformed tensor descriptor signature {ty!r} (expected e.g. 'tensordesc<fp32[16, 32]>')")
+    dt = tl.str_to_ty(m.group(1))
+    block = tuple(int(b) for b in m.group(2).split(",") if b.strip())
+    if not 1 <= len(block) <= 5 or any(b < 1 or b & (b - 1) for b in block):
+        raise ValueError(f"{ty!r}: the block shape needs 1 to 5 powers of two")
+    r = len(block)
+    return ("tensordesc", dt.code, block, m.group(3) or "zero", (_PLAIN, ) * r, (_PLAIN, ) * (r - 1) + (_ONE, ), 0)
+
+
 def from_args(spec, values):
     """The in-kernel descriptor of a host descriptor argument whose parameters are values."""
     _, block, padding, sf, tf, _ = _spec_parts(spec)
