@@ -299,3 +299,38 @@ def test_errors():
     d = TensorDescriptor.from_tensor(torch.zeros(8, 16), [8, 16])
     with pytest.raises(Exception, match="rank 2 indexed with 3"):
         _load3[(1, )](d, torch.zeros(8, 16), 0, 0, 0, 8, 16, 1)
+
+
+@triton.jit
+def _reduce(desc, vals, KIND: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    om = tl.program_id(0) * BM - 3  # blocks straddle the top and bottom edges
+    on = tl.program_id(1) * BN
+    v = tl.load(vals + tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :])
+    if KIND == "add":
+        desc.atomic_add([om, on], v)
+    elif KIND == "max":
+        desc.atomic_max([om, on], v)
+    else:
+        desc.atomic_xor([om, on], v)
+
+
+@pytest.mark.parametrize("kind", ["add", "max", "xor"])
+def test_atomics(kind):
+    """Every program adds the same block at its offsets: the elements inside get one
+    contribution per covering block, the rest is dropped."""
+    out = data((13, 40), torch.int32, seed=7)
+    vals = data((8, 16), torch.int32, seed=8)
+    ref = out.clone()
+    op = {"add": torch.add, "max": torch.maximum, "xor": torch.bitwise_xor}[kind]
+    for pm in range(3):
+        for pn in range(3):
+            blk = ref_block(ref, (pm * 8 - 3, pn * 16), (8, 16), 0)
+            ref = ref_store(ref, (pm * 8 - 3, pn * 16), op(blk, vals))
+    _reduce[(3, 3)](TensorDescriptor.from_tensor(out, [8, 16]), vals, kind, 8, 16)
+    assert torch.equal(out, ref)
+
+
+def test_atomic_dtype_error():
+    """Descriptor atomics take upstream's element types: a float max is an error."""
+    with pytest.raises(triton.CompilationError, match="atomic_max"):
+        _reduce[(1, 1)](TensorDescriptor.from_tensor(torch.zeros(8, 16), [8, 16]), torch.zeros(8, 16), "max", 8, 16)

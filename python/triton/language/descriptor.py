@@ -19,6 +19,12 @@ def _ints(v):
     return list(v) if isinstance(v, (list, tuple)) else [v]
 
 
+# element types of descriptor atomics (upstream's: what a TMA reduction or its fallback takes)
+_INTS = {"int32", "uint32", "int64", "uint64"}
+_REDUCE_DTYPES = {"add": {"int32", "uint32", "uint64", "fp32", "fp16", "bf16"}, "min": _INTS, "max": _INTS,
+                  "and": _INTS, "or": _INTS, "xor": _INTS}
+
+
 class tensor_descriptor:
     """What tl.make_tensor_descriptor returns inside a kernel."""
 
@@ -53,6 +59,59 @@ class tensor_descriptor:
         if value.dtype != self.dtype:
             value = tl.cast(value, self.dtype)
         return tl.store(self._block_ptr(offsets), value, boundary_check=tuple(range(len(self.shape))))
+
+
+    def _elements(self, offsets):
+        """Pointers to every element of the block at offsets and the mask of those
+        inside the tensor (the element-wise form the atomics need)."""
+        offs = _ints(offsets)
+        rank = len(self.shape)
+        if len(offs) != rank:
+            raise ValueError(f"descriptor of rank {rank} indexed with {len(offs)} offsets")
+        ptrs, mask = self.base, None
+        for j in range(rank):
+            idx = tl.arange(0, self.block_shape[j]) + offs[j]
+            for k in range(rank):
+                if k != j:
+                    idx = tl.expand_dims(idx, k)
+            ptrs = ptrs + idx.to(tl.int64) * self.strides[j]
+            inside = (idx >= 0) & (idx < self.shape[j])
+            mask = inside if mask is None else mask & inside
+        return ptrs, mask
+
+    def _reduce(self, kind, fn, offsets, value):
+        if self.dtype.name not in _REDUCE_DTYPES[kind]:
+            raise TypeError(f"tensor descriptor atomic_{kind} does not support {self.dtype.name} (supported: "
+                            f"{', '.join(sorted(_REDUCE_DTYPES[kind]))})")
+        ptrs, mask = self._elements(offsets)
+        value = tl._to_tensor(value)
+        if value.dtype != self.dtype:
+            value = tl.cast(value, self.dtype)
+        fn(ptrs, value, mask=mask)
+
+    @tl.builtin
+    def atomic_add(self, offsets, value):
+        self._reduce("add", tl.atomic_add, offsets, value)
+
+    @tl.builtin
+    def atomic_min(self, offsets, value):
+        self._reduce("min", tl.atomic_min, offsets, value)
+
+    @tl.builtin
+    def atomic_max(self, offsets, value):
+        self._reduce("max", tl.atomic_max, offsets, value)
+
+    @tl.builtin
+    def atomic_and(self, offsets, value):
+        self._reduce("and", tl.atomic_and, offsets, value)
+
+    @tl.builtin
+    def atomic_or(self, offsets, value):
+        self._reduce("or", tl.atomic_or, offsets, value)
+
+    @tl.builtin
+    def atomic_xor(self, offsets, value):
+        self._reduce("xor", tl.atomic_xor, offsets, value)
 
 
 _PLAIN, _DIV16, _ONE = 0, 1, 2  # int facts of a shape/stride entry (py_desc.c)
