@@ -6,6 +6,7 @@
  *   py_compile.c  pipeline of a built module, then the compile driver (driver.h:
  *                 lowering, code generation, the crash-isolating compile server);
  *                 the on-disk cache (runtime.h)
+ *   py_desc.c     host tensor descriptors as kernel arguments (for py_launch.c)
  *   py_launch.c   kernels: argument binding, specialisation keys, the in-memory
  *                 specialisation cache and launches (runtime.h + Proton hooks)
  *   py_proton.c   Proton sessions, scopes and the spine-triton profiler API
@@ -44,6 +45,28 @@ int py_compile_init(PyObject *mod);
 
 /* ---- py_launch.c ---- */
 int py_launch_init(PyObject *mod);
+
+/* ---- py_desc.c ---- (host tensor descriptors as kernel arguments) */
+enum { DESC_MAXRANK = 5 };
+enum { DF_PLAIN, DF_DIV16, DF_ONE };   /* int facts of a shape/stride entry */
+enum { TG_DESC = 16, SK_DESC = 9 };    /* key tag and slot kind (beside py_launch.c's) */
+typedef struct PyDesc {
+    int rank, nan;
+    int64_t shape[DESC_MAXRANK], strides[DESC_MAXRANK], block[DESC_MAXRANK];
+} PyDesc;
+int py_desc_init(PyObject *mod);
+/* 1 when o is a TensorDescriptor (the class registered by set_descriptor_type). */
+int py_desc_check(PyObject *o);
+/* Reads shape, strides, block_shape and padding (checked); -1 with an exception. */
+int py_desc_read(PyObject *o, PyDesc *d);
+/* o.base (new reference). */
+PyObject *py_desc_base(PyObject *o);
+/* The key word of a descriptor whose base has dtype 'code'; -1 with an exception. */
+int py_desc_word(const PyDesc *d, int code, int aligned, int no_spec, uint64_t *w);
+/* The spec entry handed to Python for key word w. */
+PyObject *py_desc_spec(uint64_t w);
+/* Appends the slots plan entry 'plan' passes (base, then shapes, then strides). */
+int py_desc_pack(const PyDesc *d, uint64_t base, unsigned plan, uint64_t *slots, int *ns, int max);
 
 /* ---- py_proton.c ---- */
 int py_proton_init(PyObject *mod);

@@ -35,6 +35,8 @@ launch_error(int rc)
 }
 
 #define MAXP 128 /* parameters per kernel */
+#define MAXSLOTS (4 * MAXP) /* 8-byte argument slots (tensor descriptors take several) */
+#define MAXDESC 16 /* tensor descriptor arguments per launch */
 
 /* Argument slot kinds: how a parameter's 8-byte slot is packed (the "plan" of a
  * compiled kernel, one kind per parameter). */
@@ -45,6 +47,7 @@ enum { SK_SKIP, SK_PTR, SK_I1, SK_I32, SK_I64, SK_F16, SK_BF16, SK_F32, SK_F64 }
 static const struct { const char *spec; int kind; } slot_kinds[] = {
     {"constexpr", SK_SKIP}, {"ptr", SK_PTR},   {"i1", SK_I1},     {"i32", SK_I32},   {"i64", SK_I64},
     {"u64", SK_I64},        {"fp16", SK_F16}, {"bf16", SK_BF16}, {"fp32", SK_F32}, {"fp64", SK_F64},
+    {"tensordesc", SK_DESC},
 };
 
 /* Specialisation tags (low byte of a key word). */
@@ -62,7 +65,7 @@ typedef struct Compiled {
     RtCost *cost;          /* per-launch cost (kept for good: the site refers to it) */
     uint32_t site;
     int nparams;
-    uint8_t plan[MAXP];
+    uint32_t plan[MAXP];   /* slot kind | descriptor pass mask << 8 (py_desc.c) */
     PyObject *info; /* Python-side metadata object (kept alive) */
     PyObject *plain; /* instrumented kernels: the same kernel without its scopes, run
                       * while nothing records (a Compiled, or NULL) */
@@ -116,7 +119,7 @@ compiled_init(PyObject *self, PyObject *args, PyObject *kw)
         return -1;
     c->nparams = n;
     for (int i = 0; i < n; i++)
-        c->plan[i] = (uint8_t)p[i];
+        c->plan[i] = (uint32_t)p[i];
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = rt_kernel_load(path, &c->k);
@@ -241,6 +244,27 @@ pack_scalar(PyObject *o, int k, uint64_t *slot)
     return 0;
 }
 
+static int tensor_ptr(PyObject *o, uint64_t *ptr);
+
+/* Appends the slots of tensor descriptor argument o for plan entry 'plan' (the
+ * triton.compile() path: o is read here). */
+static int
+desc_slots(PyObject *o, uint32_t plan, uint64_t *slots, int *ns)
+{
+    PyDesc d;
+    if (!py_desc_check(o)) {
+        py_err(PyExc_TypeError, "the kernel takes a TensorDescriptor here, got %s", Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    if (py_desc_read(o, &d) < 0)
+        return -1;
+    PyObject *base = py_desc_base(o);
+    uint64_t ptr;
+    int rc = base ? tensor_ptr(base, &ptr) : -1;
+    Py_XDECREF(base);
+    return rc < 0 ? -1 : py_desc_pack(&d, ptr, plan, slots, ns, MAXSLOTS);
+}
+
 /* Compiled.launch(grid, args_tuple, nthreads=0): args are all kernel parameters in
  * order (constexprs included, ignored). Used by triton.compile()'d kernels. */
 static PyObject *
@@ -262,14 +286,22 @@ compiled_launch(PyObject *self, PyObject *args)
         return py_err(PyExc_TypeError, "kernel expects %d arguments, got %zd", c->nparams,
                       PySequence_Fast_GET_SIZE(fast));
     }
-    uint64_t slots[MAXP];
+    uint64_t slots[MAXSLOTS];
     int ns = 0;
     for (int i = 0; i < c->nparams; i++) {
         PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
-        int k = c->plan[i];
+        int k = (int)(c->plan[i] & 0xff);
         if (k == SK_SKIP)
             continue;
-        if (k == SK_PTR) {
+        if (k == SK_DESC) {
+            if (desc_slots(o, c->plan[i], slots, &ns) < 0) {
+                Py_DECREF(fast);
+                return NULL;
+            }
+        } else if (ns >= MAXSLOTS) {
+            Py_DECREF(fast);
+            return py_err(PyExc_ValueError, "kernel arguments take more than %d slots", MAXSLOTS);
+        } else if (k == SK_PTR) {
             PyObject *p = PyLong_Check(o) ? Py_NewRef(o) : PyObject_CallMethod(o, "data_ptr", NULL);
             if (!p) {
                 Py_DECREF(fast);
@@ -303,7 +335,7 @@ compiled_set_plain(PyObject *self, PyObject *arg)
 {
     Compiled *c = (Compiled *)self, *o = (Compiled *)arg;
     if (!PyObject_TypeCheck(arg, &Compiled_Type) || o == c || o->plain || o->nparams != c->nparams ||
-        memcmp(o->plan, c->plan, (size_t)c->nparams))
+        memcmp(o->plan, c->plan, sizeof c->plan[0] * (size_t)c->nparams))
         return py_err(PyExc_TypeError, "set_plain wants the same kernel compiled without instrumentation");
     Py_XSETREF(c->plain, Py_NewRef(arg));
     Py_RETURN_NONE;
@@ -585,6 +617,9 @@ typedef struct Bound {
     uint64_t variant;       /* compile_variant, and the launch's debug option << 8 */
     int nthreads;
     int debug;              /* launch option debug: 0 not given, 1 False, 2 True */
+    int ndesc;              /* tensor descriptor arguments: desc[didx[i]] for parameter i */
+    uint8_t didx[MAXP];
+    PyDesc desc[MAXDESC];
 } Bound;
 
 static int
@@ -593,6 +628,7 @@ bind(Kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, Boun
     memset(b->v, 0, sizeof(PyObject *) * (size_t)k->nparams);
     b->nthreads = 0;
     b->debug = 0;
+    b->ndesc = 0;
     if (nargs > k->nparams) {
         py_err(PyExc_TypeError, "%U() takes %d positional arguments but %zd were given", k->name, k->nparams, nargs);
         return -1;
@@ -664,6 +700,67 @@ tensor_ptr(PyObject *o, uint64_t *ptr)
     return PyErr_Occurred() ? -1 : 0;
 }
 
+/* The dtype code and data pointer of tensor argument o of parameter i. */
+static int
+tensor_arg(Kernel *k, int i, PyObject *o, long *code_out, uint64_t *ptr)
+{
+    PyObject *dt = PyObject_GetAttr(o, str_dtype);
+    if (!dt) {
+        PyErr_Clear();
+        py_err(PyExc_TypeError, "argument '%U' of %U() has unsupported type %s (expected a tensor, a "
+                                "TensorDescriptor, an int, a float, a bool or None)", k->pnames[i], k->name,
+               Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    PyObject *code = dtype_map ? PyDict_GetItemWithError(dtype_map, dt) : NULL;
+    if (!code && !PyErr_Occurred() && dtype_map && refresh_dtypes() > 0)
+        code = PyDict_GetItemWithError(dtype_map, dt); /* torch imported after triton */
+    if (!code && !PyErr_Occurred() && dtype_map) {
+        /* numpy dtypes hash by value; look up by their string form too */
+        PyObject *s = PyObject_Str(dt);
+        code = s ? PyDict_GetItemWithError(dtype_map, s) : NULL;
+        Py_XDECREF(s);
+    }
+    Py_DECREF(dt);
+    if (!code) {
+        if (!PyErr_Occurred())
+            py_err(PyExc_TypeError, "argument '%U' of %U(): unsupported tensor dtype", k->pnames[i], k->name);
+        return -1;
+    }
+    if (tensor_ptr(o, ptr) < 0) {
+        if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            PyErr_Clear();
+            py_err(PyExc_TypeError, "argument '%U' of %U(): pointer argument must be a tensor or array "
+                                    "with data_ptr()", k->pnames[i], k->name);
+        }
+        return -1;
+    }
+    *code_out = PyLong_AsLong(code);
+    return 0;
+}
+
+/* The key word of TensorDescriptor argument o of parameter i; keeps what its slots
+ * need in b (py_desc.c). */
+static int
+desc_arg(Kernel *k, int i, PyObject *o, Bound *b, uint64_t *w)
+{
+    if (b->ndesc >= MAXDESC) {
+        py_err(PyExc_ValueError, "%U(): at most %d tensor descriptor arguments", k->name, MAXDESC);
+        return -1;
+    }
+    PyDesc *d = &b->desc[b->ndesc];
+    PyObject *base = py_desc_read(o, d) < 0 ? NULL : py_desc_base(o);
+    long code = 0;
+    int rc = base ? tensor_arg(k, i, base, &code, &b->payload[i]) : -1;
+    Py_XDECREF(base);
+    if (rc < 0)
+        return -1;
+    if (py_desc_word(d, (int)code, b->payload[i] % 16 == 0 && !k->no_spec[i], k->no_spec[i], w) < 0)
+        return -1;
+    b->didx[i] = (uint8_t)b->ndesc++;
+    return 0;
+}
+
 static int
 specialize(Kernel *k, Bound *b)
 {
@@ -717,38 +814,13 @@ specialize(Kernel *k, Bound *b)
             }
         } else if (PyFloat_Check(o)) {
             w = TG_FLOAT | ((uint64_t)SK_F32 << 16);
+        } else if (py_desc_check(o)) {
+            if (desc_arg(k, i, o, b, &w) < 0)
+                return -1;
         } else {
-            PyObject *dt = PyObject_GetAttr(o, str_dtype);
-            if (!dt) {
-                PyErr_Clear();
-                py_err(PyExc_TypeError, "argument '%U' of %U() has unsupported type %s (expected a tensor, an int, a "
-                                        "float, a bool or None)", k->pnames[i], k->name, Py_TYPE(o)->tp_name);
+            long c;
+            if (tensor_arg(k, i, o, &c, &b->payload[i]) < 0)
                 return -1;
-            }
-            PyObject *code = dtype_map ? PyDict_GetItemWithError(dtype_map, dt) : NULL;
-            if (!code && !PyErr_Occurred() && dtype_map && refresh_dtypes() > 0)
-                code = PyDict_GetItemWithError(dtype_map, dt); /* torch imported after triton */
-            if (!code && !PyErr_Occurred() && dtype_map) {
-                /* numpy dtypes hash by value; look up by their string form too */
-                PyObject *s = PyObject_Str(dt);
-                code = s ? PyDict_GetItemWithError(dtype_map, s) : NULL;
-                Py_XDECREF(s);
-            }
-            Py_DECREF(dt);
-            if (!code) {
-                if (!PyErr_Occurred())
-                    py_err(PyExc_TypeError, "argument '%U' of %U(): unsupported tensor dtype", k->pnames[i], k->name);
-                return -1;
-            }
-            if (tensor_ptr(o, &b->payload[i]) < 0) {
-                if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
-                    PyErr_Clear();
-                    py_err(PyExc_TypeError, "argument '%U' of %U(): pointer argument must be a tensor or array "
-                                            "with data_ptr()", k->pnames[i], k->name);
-                }
-                return -1;
-            }
-            long c = PyLong_AsLong(code);
             w = TG_PTR | ((uint64_t)c << 16) | ((b->payload[i] % 16 == 0 && !k->no_spec[i]) ? 0x100u : 0);
         }
         b->words[i] = w;
@@ -840,6 +912,7 @@ spec_tuple(Kernel *k, Bound *b)
         case TG_I64: e = Py_BuildValue("(si)", "i64", div); break;
         case TG_U64: e = Py_BuildValue("(si)", "u64", div); break;
         case TG_FLOAT: e = Py_BuildValue("(s)", slot_spec_name((int)(w >> 16))); break;
+        case TG_DESC: e = py_desc_spec(w); break;
         default: e = Py_BuildValue("(sii)", "ptr", (int)(w >> 16), div); break;
         }
         if (!e) {
@@ -958,12 +1031,19 @@ do_launch(Kernel *k, PyObject *grid, PyObject *const *args, Py_ssize_t nargs, Py
     } else if (parse_grid(grid, g) < 0) {
         return NULL;
     }
-    uint64_t slots[MAXP];
+    uint64_t slots[MAXSLOTS];
     int ns = 0;
     for (int i = 0; i < k->nparams; i++) {
-        int kind = c->plan[i];
+        int kind = (int)(c->plan[i] & 0xff);
         if (kind == SK_SKIP)
             continue;
+        if (kind == SK_DESC) {
+            if (py_desc_pack(&b.desc[b.didx[i]], b.payload[i], c->plan[i], slots, &ns, MAXSLOTS) < 0)
+                return NULL;
+            continue;
+        }
+        if (ns >= MAXSLOTS)
+            return py_err(PyExc_ValueError, "kernel arguments take more than %d slots", MAXSLOTS);
         if (kind == SK_PTR || (b.words[i] & 0xff) == TG_I32 || (b.words[i] & 0xff) == TG_I64 ||
             (b.words[i] & 0xff) == TG_U64 || (b.words[i] & 0xff) == TG_BOOL)
             slots[ns++] = b.payload[i];

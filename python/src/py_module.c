@@ -76,7 +76,7 @@ PyInit_tritium(void)
     if (!py_BuilderError || PyModule_AddObjectRef(m, "BuilderError", py_BuilderError) < 0)
         goto fail;
     if (py_builder_init_type(m) < 0 || py_compile_init(m) < 0 || py_launch_init(m) < 0 || py_proton_init(m) < 0 ||
-        py_scope_init(m) < 0)
+        py_scope_init(m) < 0 || py_desc_init(m) < 0)
         goto fail;
     return m;
 fail:

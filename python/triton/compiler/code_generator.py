@@ -14,6 +14,7 @@ import threading
 
 from triton._C import tritium as _C
 from triton.language import core as tl
+from triton.language import descriptor as _desc
 from triton.language.core import _unwrap, constexpr, tensor
 from triton.compiler.errors import CompilationError, CompileTimeAssertionFailure
 
@@ -718,11 +719,19 @@ def generate(jitfn, builder, spec):
     params = jitfn.params
     lscope = {}
     ptypes, divs, ir_params, plan = [], [], [], []
+    descs = []  # (name, first IR parameter, spec entry) of tensor descriptor arguments
     for p, s in zip(params, spec):
         kind = s[0]
         plan.append(_C.SLOT_KINDS[kind])
         if kind == "constexpr":
             lscope[p.name] = constexpr(s[1])
+            continue
+        if kind == "tensordesc":
+            plan[-1] |= _desc.arg_mask(s) << 8
+            descs.append((p.name, len(ptypes), s))
+            for t, div in _desc.arg_types(s):
+                ptypes.append(t.to_ir(builder))
+                divs.append(div)
             continue
         if kind == "ptr":
             t = tl.pointer_type(tl._DTYPES[s[1]])
@@ -732,11 +741,15 @@ def generate(jitfn, builder, spec):
             div = s[1] if kind in ("i32", "i64", "u64") else 0
         ptypes.append(t.to_ir(builder))
         divs.append(16 if div else 0)
-        ir_params.append(p.name)
+        ir_params.append((p.name, len(ptypes) - 1))
     c.set_loc(jitfn.file, jitfn.def_line, 1)
     c.func_begin(jitfn.__name__, True, ptypes, divs)
-    for i, name in enumerate(ir_params):
+    for name, i in ir_params:
         lscope[name] = builder.wrap(c.param(i))
+    with tl._set_builder(builder):
+        for name, first, s in descs:
+            n = len(_desc.arg_types(s))
+            lscope[name] = _desc.from_args(s, [builder.wrap(c.param(first + j)) for j in range(n)])
     gen = CodeGenerator(jitfn, builder, lscope)
     _local.gen = gen
     try:

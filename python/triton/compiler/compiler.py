@@ -345,6 +345,10 @@ class ASTSource:
             ty = self.signature.get(p.name, self.signature.get(p.num))
             if ty is None or ty == "constexpr":
                 raise ValueError(f"no signature entry for parameter {p.name}")
+            if isinstance(ty, str) and ty.startswith("tensordesc"):
+                from triton.language.descriptor import spec_of_signature
+                out.append(spec_of_signature(ty))
+                continue
             t = tl.str_to_ty(ty)
             if t.is_ptr():
                 out.append(("ptr", t.element_ty.code, 1))

@@ -334,6 +334,25 @@ class TensorWrapper:
     def element_size(self):
         return self.dtype.primitive_bitwidth // 8
 
+    def __str__(self):
+        return f"TensorWrapper[{self.dtype}]({self.base})"
+
+    def cpu(self):
+        return self  # tensors live on the CPU already
+
+    def to(self, device):
+        return TensorWrapper(self.base.to(device), self.dtype)
+
+    def copy_(self, other):
+        self.base.copy_(other.base if isinstance(other, TensorWrapper) else other)
+        return self
+
+    def clone(self):
+        return TensorWrapper(self.base.clone(), self.dtype)
+
+    def new_empty(self, sizes):
+        return TensorWrapper(self.base.new_empty(sizes), self.dtype)
+
 
 def reinterpret(tensor, dtype):
     if isinstance(tensor, TensorWrapper):

@@ -41,6 +41,8 @@ def _params(fn, meta):
             e.update(type="constexpr", slot="constexpr", value=cx.get(p.name))
         elif kind == "ptr":
             e.update(type="*" + _SIG[tl._DTYPES[s[1]].name], slot="ptr")
+        elif kind == "tensordesc":
+            raise NotImplementedError(f"parameter {p.name}: AOT export of tensor descriptor arguments is not supported")
         else:
             slot = "i64" if kind == "u64" else kind
             e.update(type=kind, slot=slot)
