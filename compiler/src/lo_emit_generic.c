@@ -133,6 +133,21 @@ abs_index(Gen *g, int j)
 
 /* Slices a full-tile tensor 'ssa' (IR type t) to the iteration region as seen
  * through dm, then adds it as an input. */
+/* Whether an operand of rank r read through dm leaves an iteration dim out (is
+ * broadcast along it). */
+static bool
+broadcast_in(const Gen *g, int r, const int8_t *dm)
+{
+    for (int j = 0; j < g->it->rank; j++) {
+        bool used = false;
+        for (int k = 0; k < r; k++)
+            used |= dm[k] == j;
+        if (!used)
+            return true;
+    }
+    return false;
+}
+
 static unsigned
 tensor_in(Gen *g, unsigned ssa, IrType t, const int8_t *dm, bool as_i8)
 {
@@ -147,6 +162,16 @@ tensor_in(Gen *g, unsigned ssa, IrType t, const int8_t *dm, bool as_i8)
         LoType nty = ty;
         to_main(g);
         LoBuf *o = c->out;
+        if (broadcast_in(g, r, dm)) {
+            /* MLIR 19 folds the slice and a tensor.pad behind it into the generic's
+             * broadcasting read, then rejects the masked broadcast (lower-vector-mask:
+             * "requires broadcast dimensions to be in-bounds"); a copy of the (small,
+             * broadcast) tile stands between them. */
+            unsigned cp = lo_fresh(o);
+            lo_printf(o, "%*s%%v%u = bufferization.alloc_tensor() copy(%%v%u) : %s\n", o->indent, "", cp, ssa,
+                      le_ty(c, &ty));
+            ssa = cp;
+        }
         unsigned id = lo_fresh(o);
         lo_printf(o, "%*s%%v%u = tensor.extract_slice %%v%u[", o->indent, "", id, ssa);
         for (int k = 0; k < r; k++) {

@@ -168,10 +168,6 @@ def _tiles_masked_bias(x_desc, y_desc, bias_ptr, N, BM: tl.constexpr, BN: tl.con
     y_desc.store([om, on], x_desc.load([om, on]) + bias[None, :])
 
 
-@pytest.mark.xfail(strict=True, reason="compiler bug on main, not descriptor-specific: a boundary-checked block "
-                   "pointer load plus a masked 1-D load broadcast into it fails in lower-vector-mask "
-                   "('vector.transfer_read' op requires broadcast dimensions to be in-bounds); "
-                   "tl.make_block_ptr kernels hit it too")
 def test_tiles_masked_bias():
     x = data((37, 50), torch.float32)
     y = torch.zeros(37, 50)
