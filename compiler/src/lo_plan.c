@@ -116,6 +116,7 @@ const LpVal *lp_val(const LoPlan *p, IrRef v) { return &p->vals[v]; }
 BlockPtr *lp_bptr(LoPlan *p, IrRef v) { return p->bp[v]; }
 int lp_num_loops(const LoPlan *p) { return p->nloops; }
 int lp_num_locals(const LoPlan *p) { return p->nlocals; }
+const LpLoop *lp_loop_at(const LoPlan *p, int i) { return &p->loops[i]; }
 
 int
 lp_base_kind(const LoPlan *p, int param)
@@ -144,7 +145,6 @@ new_base(LoPlan *p, int k)
     p->base_kind[p->nlocals] = (uint8_t)k;
     return (int)p->f->body->nargs + p->nlocals++;
 }
-const LpLoop *lp_loop_at(const LoPlan *p, int i) { return &p->loops[i]; }
 
 const LpMem *
 lp_mem(const LoPlan *p, const IrOp *op)
@@ -648,7 +648,8 @@ walk_make_block_ptr(Walk *w, const IrOp *op, uint32_t pos)
     define(w, op->res[0], pos, LP_BPTR);
     PtrForm *pf = lp_ptrform(p, op->args[0]);
     if (!pf || pf->ngen || pf->off.rank)
-        return lp_error(p, op->loc, "tl.make_block_ptr: base must be a pointer argument or an address cast to a pointer (plus offsets)");
+        return lp_error(p, op->loc, "tl.make_block_ptr: base must be a pointer argument or an address cast to "
+                                    "a pointer (plus offsets)");
     int r = (int)(op->nargs - 1) / 3;
     BlockPtr *bp = ir_new(&p->m->arena, BlockPtr);
     bp->param = pf->param;

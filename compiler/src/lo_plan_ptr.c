@@ -1,7 +1,9 @@
 /*
  * lo_plan_ptr.c — pointer, offset and mask analysis of the plan (pure).
  *
- * A tile of pointers is a kernel argument plus an element offset
+ * A tile of pointers is a base (a kernel argument, or an extra base the plan walk
+ * makes: a local buffer, a run-time address, a cast to another element type) plus
+ * an element offset
  *     off(i) = base + sum_d coef[d] * idx_d        (i = index inside the tile)
  * with idx_d = i_d, or (wbase[d] + i_d) mod wrap[d] for a dimension that wraps
  * around (`(pid * BLOCK + tl.arange(0, BLOCK)) % M`, upstream's matmul tutorial):
@@ -11,8 +13,9 @@
  * from comparisons of affine values against uniform bounds ("offs < n", and `&`
  * of several) is a per-dimension valid region [lo, hi).
  *
- * Forms are computed on demand and cached per value. Loop-carried pointers get
- * their forms from the plan walk (lo_plan.c) before anything below them asks.
+ * Forms are computed on demand and cached per value. Loop-carried pointers and
+ * the results of tt.int_to_ptr and tt.bitcast get their forms from the plan walk
+ * (lo_plan.c) before anything below them asks.
  */
 #include "lo_int.h"
 

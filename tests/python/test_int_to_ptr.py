@@ -426,3 +426,15 @@ def test_loop_carried_pointer_from_a_new_address_is_an_error():
     tab = torch.zeros(4, dtype=torch.int64)
     with pytest.raises(Exception, match=r"test_int_to_ptr\.py:\d+.*loop-carried pointer"):
         _carried_from_table[(1,)](tab, torch.zeros(4), 3)
+
+
+@triton.jit
+def _float_to_pointer(x, out):
+    p = tl.load(x).to(tl.pointer_type(tl.float32), bitcast=True)
+    tl.store(out, tl.load(p))
+
+
+def test_float_to_pointer_is_an_error():
+    # as upstream: only integers become pointers, bitcast or not
+    with pytest.raises(Exception, match=r"test_int_to_ptr\.py:\d+.*cannot cast fp32 to pointer<fp32>"):
+        _float_to_pointer[(1,)](torch.zeros(2), torch.zeros(2))
