@@ -4,9 +4,9 @@ scalars, applied to every element of broadcast tensors.
 The function is traced once on whole tensors. Control flow on its (now tensor)
 arguments is predicated: an `if` whose condition differs per element runs both
 branches and merges every variable they assign, and the values they return, with
-tl.where; a conditional expression does the same. Inside a branch, integer division
-and remainder divide by 1 where the branch is not taken, so an untaken `a // b`
-guarded by `if b != 0` cannot trap. A `while` whose condition differs per element
+tl.where; a conditional expression does the same (an untaken `a // b` guarded by
+`if b != 0` is harmless: integer division by zero does not trap in Tritium's code,
+its lanes are discarded). A `while` whose condition differs per element
 loops while any element still runs, updating only the elements that do. A `for`
 whose bounds differ per element is an error naming its line. Side effects (stores,
 atomics, prints) inside such branches would run for every element: keep scalar
@@ -17,8 +17,6 @@ argument at once: f(a0, ..., a{k-1}, b0, ..., b{k-1}) returns k values per resul
 in the same order.
 """
 from __future__ import annotations
-
-import ast
 
 from triton.language import core as tl
 from triton.language.core import _unwrap
@@ -70,23 +68,11 @@ class ElementwiseGen(cg.CodeGenerator):
         liveins = dict(self.lscope)
         then_scope, then_ret, then_returned = self._branch(liveins, cond, body, tail)
         else_scope, else_ret, else_returned = self._branch(liveins, ~cond, orelse, tail)
-        if then_returned != else_returned:
-            if tail and then_ret is None and else_ret is None:
-                then_returned = else_returned = True
-            else:
-                raise NotImplementedError("a return inside an if must be matched by a return on the other path "
-                                          "(or be a bare `return` whose if ends the function)")
+        names, then_returned = cg._if_merge(liveins, then_scope, else_scope, then_ret, else_ret, then_returned,
+                                            else_returned, tail)
         self.lscope = dict(liveins)
-        for n in then_scope:
-            if n not in else_scope:
-                continue
-            tv, ev, lv = then_scope[n], else_scope[n], liveins.get(n, cg._MISSING)
-            if tv is lv and ev is lv:
-                continue
-            if not cg._is_tensor(_unwrap(tv)) and not cg._is_tensor(_unwrap(ev)) and cg._same_py(tv, ev):
-                self.lscope[n] = tv
-                continue
-            self.lscope[n] = self._merge(cond, tv, ev, n)
+        for n in names:
+            self.lscope[n] = self._merge(cond, then_scope[n], else_scope[n], n)
         self.returned = then_returned
         self.ret = None
         if then_returned and (then_ret is not None or else_ret is not None):
@@ -142,18 +128,7 @@ class ElementwiseGen(cg.CodeGenerator):
     def _predicated_while(self, node):
         """while any element runs: the body updates only the running elements."""
         c = self.b.c
-        liveins = dict(self.lscope)
-        c.scratch_begin()
-        try:
-            self.lscope = dict(liveins)
-            self.visit(node.test)
-            self.visit_compound(node.body)
-            dry = self.lscope
-        finally:
-            c.scratch_end()
-        names = self._loop_names(liveins, dry, node.body + [node.test])
-        self.lscope = dict(liveins)
-        inits = [self._yieldable(liveins[n], n) for n in names]
+        liveins, names, inits = self._while_carried(node)
         run0 = self._and_active(_unwrap(self.visit(node.test)))  # carried too: the loop forwards it
         before = c.while_begin([t.handle for t in inits + [run0]])
         for n, a in zip(names, before):
@@ -182,14 +157,7 @@ class ElementwiseGen(cg.CodeGenerator):
         for n, r in zip(names, res):
             self.lscope[n] = self.wrap(r)
 
-    # ---- operators and calls ------------------------------------------------------------------
-
-    def _binop(self, op, a, b):
-        if self.active is not None and isinstance(op, (ast.FloorDiv, ast.Mod, ast.Div)):
-            ua, ub = _unwrap(a), _unwrap(b)
-            if cg._is_tensor(ub) and ub.dtype.is_int() and (not cg._is_tensor(ua) or ua.dtype.is_int()):
-                b = tl.where(self.active, ub, tl._to_tensor(1).to(ub.dtype))  # no trap where not taken
-        return super()._binop(op, a, b)
+    # ---- calls ----------------------------------------------------------------------------------
 
     def call_jit(self, fn, args, kwargs):
         if self.depth > 64:
