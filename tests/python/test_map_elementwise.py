@@ -291,3 +291,34 @@ def _k_mismatch(X, BLOCK: tl.constexpr):
 def test_mismatched_branch_types():
     with pytest.raises(triton.CompilationError, match="Mismatched type"):
         _k_mismatch[(1, )](torch.ones(16, dtype=torch.int32), 16)
+
+
+def _make_kernel(scalar_fn, offset):
+    @triton.jit
+    def kernel(X, Y, BLOCK: tl.constexpr):
+        i = tl.arange(0, BLOCK)
+        tl.store(Y + i, tl.map_elementwise(scalar_fn, tl.load(X + i)) + offset)
+
+    return kernel
+
+
+def test_closure_functions_and_cache_keys():
+    """A kernel defined in a function sees the names it closes over (upstream's tests
+    define their scalar functions that way); kernels of the same source closing over
+    different functions or values compile separately (their cache keys differ)."""
+
+    @triton.jit
+    def neg(x):
+        return -x
+
+    @triton.jit
+    def sq(x):
+        if x > 2:
+            return x * x
+        return x
+
+    x = data(32, torch.int32, -5, 5, 15)
+    for fn, off, ref in [(neg, 0, -x), (sq, 0, torch.where(x > 2, x * x, x)), (sq, 7, torch.where(x > 2, x * x, x) + 7)]:
+        y = torch.empty_like(x)
+        _make_kernel(fn, off)[(1, )](x, y, 32)
+        assert torch.equal(y, ref), (fn, off)

@@ -33,6 +33,18 @@ _CMPOPS = {
 }
 
 
+def _closure_vars(fn):
+    """{free variable: value} of a Python function's closure (cells not yet bound left out)."""
+    names = getattr(getattr(fn, "__code__", None), "co_freevars", ())
+    out = {}
+    for n, cell in zip(names, getattr(fn, "__closure__", None) or ()):
+        try:
+            out[n] = cell.cell_contents
+        except ValueError:  # an empty cell
+            pass
+    return out
+
+
 def _is_tensor(x):
     return isinstance(x, tensor)
 
@@ -49,6 +61,7 @@ class CodeGenerator(ast.NodeVisitor):
         self.b = builder
         self.lscope = lscope
         self.gscope = jitfn.fn.__globals__
+        self.cscope = _closure_vars(jitfn.fn)  # names the function closes over (a kernel defined in a function)
         self.ret = None
         self.returned = False
         self.depth = depth
@@ -102,6 +115,8 @@ class CodeGenerator(ast.NodeVisitor):
     def lookup(self, name):
         if name in self.lscope:
             return self.lscope[name]
+        if name in self.cscope:
+            return self.cscope[name]
         if name in self.gscope:
             v = self.gscope[name]
             return v
