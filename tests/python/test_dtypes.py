@@ -407,8 +407,7 @@ def test_launcher_tables_agree_with_the_compiler():
     from triton.language import core
     assert [(d.name, d.primitive_bitwidth) for d in core._DTYPES] == list(_C.DTYPES)
     assert all(d.code == i for i, d in enumerate(core._DTYPES))
-    assert {"constexpr", "ptr", "i1", "i32", "i64", "u64", "fp16", "bf16", "fp32", "fp64",
-            "tensordesc"} == set(_C.SLOT_KINDS)
+    assert {"constexpr", "ptr", "i1", "i32", "i64", "u64", "fp16", "bf16", "fp32", "fp64", "tensordesc"} == set(_C.SLOT_KINDS)
     ts = [torch.full((1,), 3).to(dt) for dt in ALL]
     o = torch.zeros(len(ALL), dtype=torch.float64)
     _every_dtype_kernel[(1,)](*ts, o, E=tuple(TL[dt] for dt in ALL))
