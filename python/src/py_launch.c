@@ -259,7 +259,7 @@ desc_slots(PyObject *o, uint32_t plan, uint64_t *slots, int *ns)
     if (py_desc_read(o, &d) < 0)
         return -1;
     PyObject *base = py_desc_base(o);
-    uint64_t ptr;
+    uint64_t ptr = 0;
     int rc = base ? tensor_ptr(base, &ptr) : -1;
     Py_XDECREF(base);
     return rc < 0 ? -1 : py_desc_pack(&d, ptr, plan, slots, ns, MAXSLOTS);
@@ -739,6 +739,20 @@ tensor_arg(Kernel *k, int i, PyObject *o, long *code_out, uint64_t *ptr)
     return 0;
 }
 
+/* Re-raises the pending exception of a descriptor check with parameter i's name in front. */
+static void
+desc_error(Kernel *k, int i)
+{
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    PyErr_NormalizeException(&t, &v, &tb);
+    if (t && v)
+        py_err(t, "argument '%U' of %U(): %S", k->pnames[i], k->name, v);
+    Py_XDECREF(t);
+    Py_XDECREF(v);
+    Py_XDECREF(tb);
+}
+
 /* The key word of TensorDescriptor argument o of parameter i; keeps what its slots
  * need in b (py_desc.c). */
 static int
@@ -749,14 +763,20 @@ desc_arg(Kernel *k, int i, PyObject *o, Bound *b, uint64_t *w)
         return -1;
     }
     PyDesc *d = &b->desc[b->ndesc];
-    PyObject *base = py_desc_read(o, d) < 0 ? NULL : py_desc_base(o);
+    if (py_desc_read(o, d) < 0) {
+        desc_error(k, i);
+        return -1;
+    }
+    PyObject *base = py_desc_base(o);
     long code = 0;
     int rc = base ? tensor_arg(k, i, base, &code, &b->payload[i]) : -1;
     Py_XDECREF(base);
     if (rc < 0)
         return -1;
-    if (py_desc_word(d, (int)code, b->payload[i] % 16 == 0 && !k->no_spec[i], k->no_spec[i], w) < 0)
+    if (py_desc_word(d, (int)code, b->payload[i] % 16 == 0 && !k->no_spec[i], k->no_spec[i], w) < 0) {
+        desc_error(k, i);
         return -1;
+    }
     b->didx[i] = (uint8_t)b->ndesc++;
     return 0;
 }

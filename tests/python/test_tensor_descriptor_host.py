@@ -330,3 +330,20 @@ def test_atomic_dtype_error():
     """Descriptor atomics take upstream's element types: a float max is an error."""
     with pytest.raises(triton.CompilationError, match="atomic_max"):
         _reduce[(1, 1)](TensorDescriptor.from_tensor(torch.zeros(8, 16), [8, 16]), torch.zeros(8, 16), "max", 8, 16)
+
+
+_load2_nospec = triton.jit(_load2.fn, do_not_specialize=["desc"])
+
+
+def test_do_not_specialize_and_error_names():
+    """do_not_specialize on a descriptor passes every shape/stride entry (a 1 too); a
+    bad descriptor names its argument."""
+    for shape in [(1, 45), (37, 1), (32, 48)]:
+        t = data(shape, torch.float32)
+        out = torch.empty(8, 16)
+        _load2_nospec[(1, )](TensorDescriptor.from_tensor(t, [8, 16]), out, 0, 0, 8, 16)
+        assert torch.equal(out, ref_block(t, (0, 0), (8, 16), 0)), shape
+    d = TensorDescriptor.from_tensor(torch.zeros(8, 16), [8, 16])
+    d.padding = "inf"  # past __post_init__'s check: the launcher checks again
+    with pytest.raises(ValueError, match="argument 'desc' of _load2.*padding"):
+        _load2[(1, )](d, torch.zeros(8, 16), 0, 0, 8, 16)

@@ -33,6 +33,18 @@ _CMPOPS = {
 }
 
 
+def _closure_vars(fn):
+    """{free variable: value} of a Python function's closure (cells not yet bound left out)."""
+    names = getattr(getattr(fn, "__code__", None), "co_freevars", ())
+    out = {}
+    for n, cell in zip(names, getattr(fn, "__closure__", None) or ()):
+        try:
+            out[n] = cell.cell_contents
+        except ValueError:  # an empty cell
+            pass
+    return out
+
+
 def _is_tensor(x):
     return isinstance(x, tensor)
 
@@ -49,6 +61,7 @@ class CodeGenerator(ast.NodeVisitor):
         self.b = builder
         self.lscope = lscope
         self.gscope = jitfn.fn.__globals__
+        self.cscope = _closure_vars(jitfn.fn)  # names the function closes over (a kernel defined in a function)
         self.ret = None
         self.returned = False
         self.depth = depth
@@ -102,6 +115,8 @@ class CodeGenerator(ast.NodeVisitor):
     def lookup(self, name):
         if name in self.lscope:
             return self.lscope[name]
+        if name in self.cscope:
+            return self.cscope[name]
         if name in self.gscope:
             v = self.gscope[name]
             return v
@@ -273,23 +288,8 @@ class CodeGenerator(ast.NodeVisitor):
         self.returned, self.ret = False, None
         self.visit_compound(orelse, tail)
         else_scope, else_ret, else_returned = self.lscope, self.ret, self.returned
-        if then_returned != else_returned:
-            # at the end of the function, falling off the end is a bare `return`
-            if tail and then_ret is None and else_ret is None:
-                then_returned = else_returned = True
-            else:
-                raise NotImplementedError("a return inside an if must be matched by a return on the other path "
-                                          "(or be a bare `return` whose if ends the function)")
-        names = []
-        for n in then_scope:
-            if n not in else_scope:
-                continue
-            tv, ev, lv = then_scope[n], else_scope[n], liveins.get(n, _MISSING)
-            if tv is lv and ev is lv:
-                continue
-            if not _is_tensor(_unwrap(tv)) and not _is_tensor(_unwrap(ev)) and _same_py(tv, ev):
-                continue
-            names.append(n)
+        names, then_returned = _if_merge(liveins, then_scope, else_scope, then_ret, else_ret, then_returned,
+                                         else_returned, tail)
         # convert values in their own blocks (we are in 'else' now)
         evals = [self._yieldable(else_scope[n], n) for n in names]
         rvals_e = self._flatten_ret(else_ret) if else_returned else []
@@ -439,9 +439,9 @@ class CodeGenerator(ast.NodeVisitor):
         for n, r in zip(names, res):
             self.lscope[n] = self.wrap(r)
 
-    def visit_While(self, node):
-        if node.orelse:
-            raise NotImplementedError("while ... else is not supported")
+    def _while_carried(self, node):
+        """(live-ins, carried names, their initial tensors) of a while loop: a dry run of
+        its test and body (emitting nothing) finds what the body assigns."""
         c = self.b.c
         liveins = dict(self.lscope)
         c.scratch_begin()
@@ -454,7 +454,13 @@ class CodeGenerator(ast.NodeVisitor):
             c.scratch_end()
         names = self._loop_names(liveins, dry, node.body + [node.test])
         self.lscope = dict(liveins)
-        inits = [self._yieldable(liveins[n], n) for n in names]
+        return liveins, names, [self._yieldable(liveins[n], n) for n in names]
+
+    def visit_While(self, node):
+        if node.orelse:
+            raise NotImplementedError("while ... else is not supported")
+        c = self.b.c
+        liveins, names, inits = self._while_carried(node)
         before = c.while_begin([t.handle for t in inits])
         for n, a in zip(names, before):
             self.lscope[n] = self.wrap(a)
@@ -660,6 +666,30 @@ def _same_py(a, b):
         return type(a) is type(b) and a == b
     except Exception:  # noqa: BLE001
         return False
+
+
+def _if_merge(liveins, then_scope, else_scope, then_ret, else_ret, then_returned, else_returned, tail):
+    """(names an if must merge, whether it returns) after tracing both branches: the
+    names both branches bind whose values changed, and the return rule (a return on one
+    path needs one on the other, except a bare return at the function's end)."""
+    if then_returned != else_returned:
+        # at the end of the function, falling off the end is a bare `return`
+        if tail and then_ret is None and else_ret is None:
+            then_returned = True
+        else:
+            raise NotImplementedError("a return inside an if must be matched by a return on the other path "
+                                      "(or be a bare `return` whose if ends the function)")
+    names = []
+    for n in then_scope:
+        if n not in else_scope:
+            continue
+        tv, ev, lv = then_scope[n], else_scope[n], liveins.get(n, _MISSING)
+        if tv is lv and ev is lv:
+            continue
+        if not _is_tensor(_unwrap(tv)) and not _is_tensor(_unwrap(ev)) and _same_py(tv, ev):
+            continue
+        names.append(n)
+    return names, then_returned
 
 
 def _is_number(v):

@@ -5,7 +5,7 @@ from .core import (
     atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor, bfloat16, block_type, broadcast,
     broadcast_to, builtin, cast, condition, const, cat, cdiv, ceil, clamp, constexpr, cos, cumprod, cumsum, debug_barrier, device_assert,
     device_print, dot, dot_scaled, dtype, erf, gather, histogram, interleave, item, exp, exp2, expand_dims, fdiv, float16, float32, float64, floor, fma, full,
-    full_like, int1, int8, int16, int32, int64, join, load, log, log2, make_block_ptr, max, max_constancy,
+    full_like, int1, int8, int16, int32, int64, join, load, log, log2, make_block_ptr, map_elementwise, max, max_constancy,
     max_contiguous, maximum, min, minimum, multiple_of, num_programs, permute, pointer_type, program_id, range,
     pi32_t, ravel, reduce, reduce_and, reduce_or, reshape, rsqrt, sigmoid, sin, softmax, split, splat, squeeze, sqrt, sqrt_rn,
     static_assert, static_print, static_range, store, str_to_ty, sum, tanh, tensor, trans, uint8, uint16, uint32,

@@ -1300,6 +1300,14 @@ class static_range:
 # ---- reduce / scan with user combine functions (driven by the code generator) -----------------------
 
 @builtin
+def map_elementwise(scalar_fn, *args, pack=1):
+    """Applies a @triton.jit function written for scalars to every element of the
+    broadcast arguments (triton/compiler/elementwise.py); a tuple when it returns one."""
+    from triton.compiler.elementwise import map_elementwise as _map
+    return _map(scalar_fn, *args, pack=pack)
+
+
+@builtin
 def reduce(input, axis, combine_fn, keep_dims=False):
     from triton.compiler.code_generator import _call_combine
     return _call_combine("reduce", input, axis, combine_fn, keep_dims=keep_dims)

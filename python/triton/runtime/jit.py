@@ -177,8 +177,10 @@ class JITFunction(_C.Kernel, KernelInterface):
             except SyntaxError:
                 names = set()
             self._hash = "pending"
+            from triton.compiler.code_generator import _closure_vars
+            closure = _closure_vars(self.fn)
             for name in sorted(names):
-                v = self.fn.__globals__.get(name)
+                v = closure[name] if name in closure else self.fn.__globals__.get(name)
                 if isinstance(v, JITFunction) and v is not self:
                     key = v.cache_key
                     h.update(f"{name}:{key}".encode())
