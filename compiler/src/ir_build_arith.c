@@ -39,8 +39,12 @@ literal_dtype(IrOperand o)
     switch (o.kind) {
     case IR_OPND_BOOL:
         return IR_I1;
-    case IR_OPND_FLOAT:
-        return IR_F32;
+    case IR_OPND_FLOAT: {
+        /* upstream: fp32 when the value is 0, inf, NaN or a normal fp32 magnitude,
+         * else fp64 (1e50 and 1e-40 are fp64 literals, not inf and a denormal) */
+        double a = fabs(o.f);
+        return a == 0 || isinf(a) || isnan(a) || (a >= 0x1p-126 && a <= 0x1.fffffep127) ? IR_F32 : IR_F64;
+    }
     case IR_OPND_INT:
         if (o.is_u64)
             return IR_U64;

@@ -3,6 +3,8 @@ scheduling options, getattr on modules inside kernels, tl.str_to_ty, kernels def
 through exec with their source in linecache, JITFunction._unsafe_update_src."""
 import linecache
 
+import numpy as np
+
 import pytest
 import torch
 
@@ -81,3 +83,30 @@ def test_unsafe_update_src():
     y = torch.empty_like(x)
     k[(1,)](x, y, N=16)
     assert torch.equal(y, x - 5.0)
+
+
+@pytest.mark.parametrize("literal", ["1e50", "-1e50", "1e-40", "3.4e38", "3.5e38", "1.0", "0.0", "-0.0",
+                                     "float('inf')", "float('nan')", "1.1754943508222875e-38", "1e-38"])
+def test_float_literal_dtype(literal):
+    """A float literal is fp32 when fp32 holds it as a normal number (or 0, inf, NaN),
+    else fp64 (upstream's rule): 1e50 is stored as 1e50, not as fp32 inf."""
+    v = eval(literal)
+    a = abs(v)
+    fp32 = a == 0 or a == float("inf") or v != v or np.finfo(np.float32).tiny <= a <= np.finfo(np.float32).max
+    src = f"""
+import triton
+import triton.language as tl
+@triton.jit
+def k(out_ptr):
+    val = {literal}
+    tl.store(out_ptr.to(tl.pointer_type(val.dtype)), val)
+"""
+    ns = {}
+    path = f"<literal {literal}>"
+    linecache.cache[path] = (len(src), None, src.splitlines(True), path)
+    exec(compile(src, path, "exec"), ns)
+    out = torch.zeros(1, dtype=torch.float64)
+    ns["k"][(1,)](out)
+    got = out.view(torch.float32)[0].item() if fp32 else out.item()
+    want = float(np.float32(v)) if fp32 else v
+    assert (got != got and want != want) or got == want, (literal, got, want)

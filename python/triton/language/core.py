@@ -499,7 +499,9 @@ def _literal_dtype(v):
     if isinstance(v, bool):
         return int1
     if isinstance(v, float):
-        return float32
+        a = _py.abs(v)
+        fits = a == 0 or a == float("inf") or v != v or 2.0**-126 <= a <= (2 - 2.0**-23) * 2.0**127
+        return float32 if fits else float64
     if -2**31 <= v < 2**31:
         return int32
     if 2**31 <= v < 2**32:
