@@ -20,12 +20,18 @@ from triton.compiler import ASTSource
 
 
 @triton.jit
-def _net_kernel(X, S, D, F, M: tl.constexpr, N: tl.constexpr):
+def _net_kernel(X, Z, M: tl.constexpr, N: tl.constexpr, OP: tl.constexpr):
+    """One network per kernel (OP 0: sort, 1: descending sort, 2: flip): the miscompile
+    depended on what else the kernel held (sort and flip in one kernel came out right)."""
     offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
     x = tl.load(X + offs)
-    tl.store(S + offs, tl.sort(x))
-    tl.store(D + offs, tl.sort(x, descending=True))
-    tl.store(F + offs, tl.flip(x, 1))
+    if OP == 0:
+        y = tl.sort(x)
+    elif OP == 1:
+        y = tl.sort(x, descending=True)
+    else:
+        y = tl.flip(x, 1)
+    tl.store(Z + offs, y)
 
 
 DTYPES = {"fp32": torch.float32, "int32": torch.int32, "fp16": torch.float16, "int64": torch.int64,
@@ -37,7 +43,7 @@ def _cases():
     the network takes seconds on a loaded two-core machine. TRITIUM_SORT_SWEEP=1 sweeps
     N = 2..128, M = 1, 2, 4 for fp32/int32, and the other dtypes on N = 16..64, M = 1, 2."""
     if os.environ.get("TRITIUM_SORT_SWEEP") != "1":
-        yield from (("fp32", 1, 32), ("int32", 1, 32), ("fp32", 2, 16), ("int8", 1, 64))
+        yield from (("fp32", 1, 32), ("int32", 1, 32), ("fp32", 2, 16))
         return
     for n in (2, 4, 8, 16, 32, 64, 128):
         for m in (1, 2, 4):
@@ -57,12 +63,12 @@ def check_widths(names=",".join(DTYPES)):
         g = torch.Generator().manual_seed(m * 1000 + n)
         x = (torch.randn(m, n, generator=g) * 100).to(dt) if dt.is_floating_point else \
             torch.randint(-100, 100, (m, n), generator=g).to(dt)
-        s, d, f = (torch.empty_like(x) for _ in range(3))
-        _net_kernel[(1,)](x, s, d, f, m, n)
-        for what, got, ref in (("sort", s, torch.sort(x, -1).values),
-                               ("sort desc", d, torch.sort(x, -1, descending=True).values),
-                               ("flip", f, torch.flip(x, [1]))):
-            if not torch.equal(got, ref):
+        refs = (("sort", torch.sort(x, -1).values), ("sort desc", torch.sort(x, -1, descending=True).values),
+                ("flip", torch.flip(x, [1])))
+        for op, (what, ref) in enumerate(refs):
+            z = torch.empty_like(x)
+            _net_kernel[(1,)](x, z, m, n, op)
+            if not torch.equal(z, ref):
                 wrong.append(f"{what} {name} [{m}, {n}]")
     assert not wrong, "wrong results: " + "; ".join(wrong)
 
@@ -75,7 +81,7 @@ def test_sort_and_flip_at_every_vector_width(vb, run_in_child, tmp_path):
 def test_one_row_of_32_has_no_gathers():
     """The shape that was wrong: the optimised LLVM IR of the network on [1, 32] fp32 at the
     host's default width carries no masked gather (what SLP built)."""
-    sig = {"X": "*fp32", "S": "*fp32", "D": "*fp32", "F": "*fp32"}
-    k = triton.compile(ASTSource(fn=_net_kernel, signature=sig, constexprs={"M": 1, "N": 32}),
+    sig = {"X": "*fp32", "Z": "*fp32"}
+    k = triton.compile(ASTSource(fn=_net_kernel, signature=sig, constexprs={"M": 1, "N": 32, "OP": 0}),
                        target=GPUTarget("cpu", 0, 0))
     assert "llvm.masked.gather" not in k.asm["llir"]
