@@ -67,6 +67,10 @@ typedef struct CgSig {
 /* Initialises the LLVM targets (X86, RISCV) once; thread safe. */
 void cg_llvm_targets_init(void);
 int cg_target_is_riscv(const CgTarget *t);
+/* t->features as LLVM gets them (target machine and every function's
+ * "target-features"): on x86 with AVX-512 plus "+prefer-no-gather", around an
+ * LLVM 19 SLP miscompile (cg_target.c). */
+void cg_target_llvm_features(const CgTarget *t, char *dst, size_t cap);
 /* Creates the target machine for t; NULL with a message in err on failure.
  * Caller owns the result (LLVMDisposeTargetMachine). */
 LLVMTargetMachineRef cg_target_machine_create(const CgTarget *t, int opt_level, CgStr *err);

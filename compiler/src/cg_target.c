@@ -277,6 +277,21 @@ cg_host_target(CgTarget *t)
     return cg_target_for_arch(NULL, t, NULL, 0);
 }
 
+/* Documented in cg_int.h. LLVM 19's SLP vectorizer miscompiles when it may build
+ * masked gathers, which the x86 cost model allows with AVX-512: in the unrolled
+ * element-by-element shuffles of a bitonic exchange network (tl.sort of one row of
+ * 32 fp32/int32 values; ScatterVectorize nodes on stack buffers) lanes came out
+ * duplicated and lost (tests/python/test_slp_gather_network.py). "+prefer-no-gather"
+ * makes gathers illegal for the cost model, so neither SLP nor the loop vectorizer
+ * forms them and an explicit llvm.masked.gather is expanded to scalar loads. */
+void
+cg_target_llvm_features(const CgTarget *t, char *dst, size_t cap)
+{
+    bool x86_gathers = strncmp(t->triple, "x86_64", 6) == 0 && has_feature(t->features, "+avx512f") &&
+                       !has_feature(t->features, "+prefer-no-gather");
+    snprintf(dst, cap, "%s%s", t->features, x86_gathers ? ",+prefer-no-gather" : "");
+}
+
 LLVMTargetMachineRef
 cg_target_machine_create(const CgTarget *t, int opt_level, CgStr *err)
 {
@@ -293,7 +308,9 @@ cg_target_machine_create(const CgTarget *t, int opt_level, CgStr *err)
                                                  LLVMCodeGenLevelAggressive};
     LLVMTargetMachineOptionsRef opts = LLVMCreateTargetMachineOptions();
     LLVMTargetMachineOptionsSetCPU(opts, t->cpu);
-    LLVMTargetMachineOptionsSetFeatures(opts, t->features);
+    char features[sizeof t->features + 32];
+    cg_target_llvm_features(t, features, sizeof features);
+    LLVMTargetMachineOptionsSetFeatures(opts, features);
     if (cg_target_is_riscv(t))
         LLVMTargetMachineOptionsSetABI(opts, "lp64d");
     int lvl = opt_level < 0 ? 0 : opt_level > 3 ? 3 : opt_level;

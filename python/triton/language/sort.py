@@ -85,12 +85,6 @@ def sort(x, dim=None, descending=False):
     descending = bool(_unwrap(descending))
     flat, dim, restore = _to_last(x, dim)
     n = _pow2_extent(x, dim, "sort")
-    # A single row of 32 is sorted as two equal rows: the network on [1, 32] of 32-bit
-    # values is miscompiled with 32/64-byte vectors (a compiler bug, not found yet:
-    # tests/python/test_language_sort.py::test_sort_one_row_32); [2, 32] is right.
-    one_row = int(flat.shape[0]) == 1 and n == 32
-    if one_row:
-        flat = tl.broadcast_to(flat, [2, n])
     idx = tl.reshape(tl.arange(0, n), [1, n])
     k = 2
     while k <= n:  # bitonic merges of blocks of k
@@ -104,6 +98,4 @@ def sort(x, dim=None, descending=False):
             flat = _unhalves(tl.where(swap, hi, lo), tl.where(swap, lo, hi))
             j //= 2
         k *= 2
-    if one_row:
-        flat = tl.reshape(tl.split(tl.permute(flat, [1, 0]))[0], [1, n])
     return restore(flat)
