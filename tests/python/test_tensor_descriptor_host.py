@@ -14,29 +14,32 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 def ref_block(t, offs, block, pad):
     """The block of t at offs, what lies outside t set to pad."""
     out = torch.full(block, pad, dtype=t.dtype)
-    src, dst = [], []
-    for o, b, n in zip(offs, block, t.shape):
-        lo, hi = max(o, 0), min(o + b, n)
-        if lo >= hi:
-            return out
-        src.append(slice(lo, hi))
-        dst.append(slice(lo - o, hi - o))
-    out[tuple(dst)] = t[tuple(src)]
+    part = overlap(offs, block, t.shape)
+    if part:
+        out[part[1]] = t[part[0]]
     return out
 
 
 def ref_store(t, offs, block_vals):
     """t after storing block_vals at offs, dropping what lies outside t."""
     t = t.clone()
-    src, dst = [], []
-    for o, b, n in zip(offs, block_vals.shape, t.shape):
+    part = overlap(offs, block_vals.shape, t.shape)
+    if part:
+        t[part[0]] = block_vals[part[1]]
+    return t
+
+
+def overlap(offs, block, shape):
+    """(slices of the tensor, slices of the block) where a block at offs meets a tensor
+    of shape, or None when they do not meet."""
+    in_t, in_b = [], []
+    for o, b, n in zip(offs, block, shape):
         lo, hi = max(o, 0), min(o + b, n)
         if lo >= hi:
-            return t
-        dst.append(slice(lo, hi))
-        src.append(slice(lo - o, hi - o))
-    t[tuple(dst)] = block_vals[tuple(src)]
-    return t
+            return None
+        in_t.append(slice(lo, hi))
+        in_b.append(slice(lo - o, hi - o))
+    return tuple(in_t), tuple(in_b)
 
 
 def data(shape, dtype, seed=0):
