@@ -131,8 +131,6 @@ abs_index(Gen *g, int j)
     return g->idx[j];
 }
 
-/* Slices a full-tile tensor 'ssa' (IR type t) to the iteration region as seen
- * through dm, then adds it as an input. */
 /* Whether an operand of rank r read through dm leaves an iteration dim out (is
  * broadcast along it). */
 static bool
@@ -148,6 +146,8 @@ broadcast_in(const Gen *g, int r, const int8_t *dm)
     return false;
 }
 
+/* Slices a full-tile tensor 'ssa' (IR type t) to the iteration region as seen
+ * through dm, then adds it as an input. */
 static unsigned
 tensor_in(Gen *g, unsigned ssa, IrType t, const int8_t *dm, bool as_i8)
 {
