@@ -50,6 +50,8 @@ literal_dtype(IrOperand o)
             return IR_U64;
         if (o.i >= INT32_MIN && o.i <= INT32_MAX)
             return IR_I32;
+        if (o.i > INT32_MAX && o.i <= (int64_t)UINT32_MAX)
+            return IR_U32; /* upstream: 2**31 <= v < 2**32 is a uint32 literal */
         return IR_I64;
     default:
         return -1;

@@ -110,3 +110,26 @@ def k(out_ptr):
     got = out.view(torch.float32)[0].item() if fp32 else out.item()
     want = float(np.float32(v)) if fp32 else v
     assert (got != got and want != want) or got == want, (literal, got, want)
+
+
+@triton.jit
+def _u32_literal_kernel(c_ptr, out_ptr, dt_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    c = tl.load(c_ptr + offs)
+    v = tl.where(c > 0, 3000000000, 1)  # uint32 and int32 literals promote to uint32
+    tl.store(out_ptr + offs, (v * 2).to(tl.int64))  # uint32 arithmetic wraps
+    tl.store(dt_ptr, tl.full([1], 1 if v.dtype == tl.uint32 else 0, tl.int32).sum())
+
+
+def test_uint32_literal():
+    """An int literal in [2**31, 2**32) is uint32 (upstream's rule), in the compiled code
+    as in `.dtype`: a where() of it and an int32 literal is uint32 and `* 2` wraps
+    modulo 2**32 (numpy's uint32 arithmetic is the reference)."""
+    c = torch.tensor([1, 0, 5, -3, 0, 7, 2, 0], dtype=torch.int32)
+    out = torch.zeros(8, dtype=torch.int64)
+    dt = torch.zeros(1, dtype=torch.int32)
+    _u32_literal_kernel[(1,)](c, out, dt, BLOCK=8)
+    v = np.where(c.numpy() > 0, np.uint32(3000000000), np.uint32(1))
+    want = (v * np.uint32(2)).astype(np.int64)
+    assert dt.item() == 1
+    assert out.tolist() == want.tolist()
