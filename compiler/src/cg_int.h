@@ -68,8 +68,8 @@ typedef struct CgSig {
 void cg_llvm_targets_init(void);
 int cg_target_is_riscv(const CgTarget *t);
 /* t->features as LLVM gets them (target machine and every function's
- * "target-features"): on x86 with AVX-512 plus "+prefer-no-gather", around an
- * LLVM 19 SLP miscompile (cg_target.c). */
+ * "target-features"). The SLP vectorizer is off process-wide (cg_llvm_targets_init),
+ * around an LLVM 19 miscompile of masked gathers; MLIR's gathers stay vgathers. */
 void cg_target_llvm_features(const CgTarget *t, char *dst, size_t cap);
 /* Creates the target machine for t; NULL with a message in err on failure.
  * Caller owns the result (LLVMDisposeTargetMachine). */

@@ -42,9 +42,19 @@ init_targets(void)
      * VectorCombine (LLVM 19) miscompiles MLIR's one-lane shuffles: it folds
      * shuffle(fma(x0, x0), fma(x1, x0)) of <1 x float> lanes into one fma of
      * <x0, x1> * <x0, x1>, so tl.sum(x[:, None] * x[None, :], 1) over 8 lanes came out
-     * wrong in row 1 (test_reduction_of_an_outer_product_of_one_load); off. */
+     * wrong in row 1 (test_reduction_of_an_outer_product_of_one_load); off.
+     * The SLP vectorizer (LLVM 19) miscompiles when it may build masked gathers, which
+     * the x86 cost model allows with AVX-512: in the unrolled element-by-element
+     * shuffles of a bitonic exchange network (tl.sort of one row of 32 fp32/int32
+     * values) lanes came out duplicated and lost (tests/python/test_sort_vector_widths.py);
+     * off. It is off for every target, as a process-wide option: the C API's
+     * LLVMPassBuilderOptionsSetSLPVectorization(0) leaves it in default<O3> (measured:
+     * the same module out), and the kernels' vectors come from MLIR (bench_norms and
+     * bench_elementwise run the same without it). Gathers MLIR writes (vector.gather of
+     * data-dependent loads) stay AVX-512/AVX2 vgathers. */
     const char *argv[] = {"tritium", "-riscv-v-fixed-length-vector-lmul-max=1",
-                          "-pass-remarks-missed=^regalloc$", "-disable-vector-combine"};
+                          "-pass-remarks-missed=^regalloc$", "-disable-vector-combine",
+                          "-vectorize-slp=false"};
     LLVMParseCommandLineOptions((int)(sizeof argv / sizeof *argv), argv, NULL);
 }
 
@@ -277,19 +287,11 @@ cg_host_target(CgTarget *t)
     return cg_target_for_arch(NULL, t, NULL, 0);
 }
 
-/* Documented in cg_int.h. LLVM 19's SLP vectorizer miscompiles when it may build
- * masked gathers, which the x86 cost model allows with AVX-512: in the unrolled
- * element-by-element shuffles of a bitonic exchange network (tl.sort of one row of
- * 32 fp32/int32 values; ScatterVectorize nodes on stack buffers) lanes came out
- * duplicated and lost (tests/python/test_slp_gather_network.py). "+prefer-no-gather"
- * makes gathers illegal for the cost model, so neither SLP nor the loop vectorizer
- * forms them and an explicit llvm.masked.gather is expanded to scalar loads. */
+/* Documented in cg_int.h. */
 void
 cg_target_llvm_features(const CgTarget *t, char *dst, size_t cap)
 {
-    bool x86_gathers = strncmp(t->triple, "x86_64", 6) == 0 && has_feature(t->features, "+avx512f") &&
-                       !has_feature(t->features, "+prefer-no-gather");
-    snprintf(dst, cap, "%s%s", t->features, x86_gathers ? ",+prefer-no-gather" : "");
+    snprintf(dst, cap, "%s", t->features);
 }
 
 LLVMTargetMachineRef

@@ -348,6 +348,15 @@ gather_load(Gen *g, IrOp *ld, const int8_t *dm)
     const char *et = le_elem(c, p->elem);
     g->gathers = true;
     unsigned idx, at = gather_index(g, p, dm), mem;
+    if (ld->nargs < 2 && !p->abs) {
+        /* unguarded, from a parameter: tensor.extract, which MLIR's vectorizer turns
+         * into a vector.gather (a contiguous read where the index allows) */
+        to_main(g);
+        unsigned t = lo_emit(c->out, "bufferization.to_tensor %%v%u restrict : memref<?x%s>",
+                             c->param_ssa[p->param], et);
+        to_body(g);
+        return lo_emit(&g->body, "tensor.extract %%v%u[%%v%u] : tensor<?x%s>", t, at, et);
+    }
     if (ld->nargs < 2) {
         mem = gather_ref(g, p, at, &idx);
         return lo_emit(&g->body, "memref.load %%v%u[%%v%u] : memref<?x%s>", mem, idx, et);

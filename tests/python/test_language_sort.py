@@ -50,8 +50,8 @@ def _sort_dim_kernel(X, Z, N: tl.constexpr):
 @pytest.mark.parametrize("dt", [torch.float32, torch.int32])
 def test_sort_one_row_32(dt):
     """One row of 32 32-bit values: LLVM 19's SLP vectorizer miscompiled the network on
-    [1, 32] into masked gathers with AVX-512 (32/64-byte vectors; the compiler now prefers
-    no gathers, compiler/src/cg_target.c); x.sort(0) of a 1-D tile and [1, 32] both ways."""
+    [1, 32] into masked gathers with AVX-512 (32/64-byte vectors; the compiler now turns
+    SLP off, compiler/src/cg_target.c); x.sort(0) of a 1-D tile and [1, 32] both ways."""
     x = torch.randn(32).mul(100).to(dt)
     z = torch.empty_like(x)
     _sort_dim_kernel[(1,)](x, z, 32)

@@ -4,8 +4,8 @@ child process, since the width is read per compile from the environment), agains
 
 The regression: on x86 with AVX-512, LLVM 19's SLP vectorizer turned the unrolled
 element-by-element shuffles of the network on a [1, 32] tile of fp32/int32 into masked
-gathers and got lanes wrong (duplicated, lost) at 32/64-byte vectors; the compiler now
-tells LLVM to prefer no gathers there (cg_target_llvm_features, compiler/src/cg_target.c).
+gathers and got lanes wrong (duplicated, lost) at 32/64-byte vectors; the compiler turns
+the SLP vectorizer off (cg_llvm_targets_init, compiler/src/cg_target.c).
 The sweep (TRITIUM_SORT_SWEEP=1) covers the siblings: N = 2..128, M = 1, 2, 4, five
 dtypes; by default only a few shapes (a compile of the network takes seconds)."""
 import os
