@@ -51,7 +51,7 @@ init_targets(void)
      * LLVMPassBuilderOptionsSetSLPVectorization(0) leaves it in default<O3> (measured:
      * the same module out), and the kernels' vectors come from MLIR (bench_norms and
      * bench_elementwise run the same without it). Gathers MLIR writes (vector.gather of
-     * data-dependent loads) stay AVX-512/AVX2 vgathers. */
+     * data-dependent loads) stay AVX-512 vgathers (znver1, AVX2: LLVM scalarises them). */
     const char *argv[] = {"tritium", "-riscv-v-fixed-length-vector-lmul-max=1",
                           "-pass-remarks-missed=^regalloc$", "-disable-vector-combine",
                           "-vectorize-slp=false"};
