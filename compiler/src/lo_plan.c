@@ -1046,6 +1046,20 @@ may_overlap(const LoPlan *p, int a, int b)
     return a == b || lp_base_is_address(p, a) || lp_base_is_address(p, b);
 }
 
+/* Is v a gathered load (read element by element inside its consumers' generics,
+ * an LP_TILE) whose base may overlap 'param' (-1: any base)? Such a load is made
+ * safe from a store by computing it once where it stands (`shared`), so every
+ * element is read before the store writes. */
+static bool
+gathered_load_overlaps(LoPlan *p, IrRef v, int param)
+{
+    const IrOp *d = p->f->vals[v].def;
+    if (p->vals[v].kind != LP_TILE || !d || d->opc != IR_LOAD)
+        return false;
+    const LpMem *m = lp_mem(p, d);
+    return m && (param < 0 || may_overlap(p, m->param, param));
+}
+
 /* Loads behind a view (reshape, split) of a store's value: read through the view
  * while the store writes; a load of the store's argument is copied first. */
 static void
@@ -1055,6 +1069,10 @@ alias_views(LoPlan *p, IrRef v, int param, int depth)
     const IrOp *d = p->f->vals[v].def;
     if (!d || depth > 64)
         return;
+    if (gathered_load_overlaps(p, v, param)) {
+        p->vals[v].shared = 1;
+        return;
+    }
     if (lv->kind == LP_LOAD) {
         const LpMem *m = lp_mem(p, d);
         if (m && may_overlap(p, m->param, param))
@@ -1102,17 +1120,21 @@ alias_walk(LoPlan *p, const LpMem *st, IrRef v, const int8_t *dm, int depth)
         const LpMem *m = lp_mem(p, d);
         /* the same element map proves nothing across two bases one of which is
          * a run-time address: their distance is unknown */
-        if (lv->mat == LM_LAZY && m && may_overlap(p, m->param, st->param) &&
-            (m->param != st->param || !same_element(p, m, dm, st)))
+        if (lv->mat == LM_LAZY && m && (m->access == LA_GATHER || may_overlap(p, m->param, st->param)) &&
+            (m->param != st->param || st->access != LA_VIEW || !same_element(p, m, dm, st)))
             materialize_load(p, v, LM_ALIAS);
         return;
     }
+    case LP_TILE:
+        if (gathered_load_overlaps(p, v, -1)) { /* a gather's elements are unknown: any base */
+            p->vals[v].shared = 1;
+            return;
+        }
+        break;
     case LP_TENSOR:
         if (d->opc == IR_RESHAPE || d->opc == IR_SPLIT)
             alias_views(p, d->args[0], st->param, 0);
         return;
-    case LP_TILE:
-        break;
     default:
         return;
     }
@@ -1165,9 +1187,16 @@ decide_loads(LoPlan *p, const Walk *w)
         if (lv->mat == LM_LAZY && lv->use_depth > lv->depth)
             lv->mat = LM_LOOP;
     }
+    /* a gathered load read after a later store (any base: as LM_WRITE) */
+    for (uint32_t v = 1; v < p->f->nvals; v++)
+        if (gathered_load_overlaps(p, v, -1))
+            for (uint32_t i = 0; i < w->nwrites; i++)
+                if (w->writes[i] > p->vals[v].def_pos && w->writes[i] < p->vals[v].last_use)
+                    p->vals[v].shared = 1;
+    /* stores through views and scattered stores: a scatter's element map proves nothing */
     for (uint32_t i = 0; i < p->nmems; i++) {
         const LpMem *st = &p->mems[i];
-        if (st->op->opc != IR_STORE || st->access != LA_VIEW)
+        if (st->op->opc != IR_STORE || (st->access != LA_VIEW && st->access != LA_GATHER))
             continue;
         int8_t dm[IR_MAX_RANK];
         for (int k = 0; k < IR_MAX_RANK; k++)

