@@ -54,7 +54,12 @@ typedef struct Gen {
     unsigned out_arg;            /* its element: the generic's output block argument */
     bool gathering;              /* every load leaf is read element by element */
     bool gathers;                /* the body reads memory element by element */
+    int iota_dim;                /* iteration dim read from an iota constant, not linalg.index (-1) */
+    int64_t iota_ext;            /* its static extent */
 } Gen;
+
+/* Longest reduced dim read through an iota constant (its text and rodata grow with it). */
+#define LE_IOTA_MAX 8192
 
 static uint64_t
 dm_key(const int8_t *dm, int rank)
@@ -118,10 +123,37 @@ add_in(Gen *g, unsigned ssa, const LoType *type, int vrank, const int8_t *dm, bo
     return in->val;
 }
 
-/* Absolute tile index of iteration dim j (index type), emitted once per body. */
+/* An i32 constant tensor 0, 1, ..., n-1 in the main block (an iota read as an input). */
+static unsigned
+iota_tensor(Gen *g, int64_t n)
+{
+    LoBuf *o = g->main;
+    unsigned r = lo_fresh(o);
+    lo_printf(o, "%*s%%v%u = arith.constant dense<[", o->indent, "", r);
+    for (int64_t i = 0; i < n; i++)
+        lo_printf(o, "%s%lld", i ? ", " : "", (long long)i);
+    lo_printf(o, "]> : tensor<%lldxi32>\n", (long long)n);
+    return r;
+}
+
+/* Absolute tile index of iteration dim j (index type), emitted once per body. The
+ * reduced dim of a row reduction that is tiled into a vector accumulator reads an
+ * iota input instead: MLIR 19's partial-reduction tiling does not offset
+ * linalg.index into the chunk, and the untiled alternative (one vector of the whole
+ * row) costs a masked layer norm's where(cols < N, ...) a third of its speed. */
 static unsigned
 abs_index(Gen *g, int j)
 {
+    if (!g->idx[j] && j == g->iota_dim) {
+        unsigned t = iota_tensor(g, g->iota_ext);
+        LoType ty = lt_tensor(IR_I32, 1, &g->iota_ext);
+        int8_t dm[1] = {(int8_t)j};
+        unsigned x = add_in(g, t, &ty, 1, dm, false);
+        unsigned i = lo_emit(&g->body, "arith.index_cast %%v%u : i32 to index", x);
+        if (j < g->it->rank && g->it->lo[j])
+            i = lo_emit(&g->body, "arith.addi %%v%u, %%v%u : index", i, g->it->lo[j]);
+        g->idx[j] = i;
+    }
     if (!g->idx[j]) {
         unsigned i = lo_emit(&g->body, "linalg.index %d : index", j);
         if (j < g->it->rank && g->it->lo[j])
@@ -538,6 +570,7 @@ gen_init(Gen *g, LeCtx *c, const LoIter *it, int full_rank)
     g->main_scope = c->scope;
     g->body_scope = le_scope_push(c);
     c->scope = g->main_scope;
+    g->iota_dim = -1;
 }
 
 static void
@@ -1379,6 +1412,14 @@ le_generic_reduce(LeCtx *c, IrRef v, int axis, IrBlock *region, unsigned init, c
     le_iter(c, NULL, r, ir_type_shape(c->m, vt), &it);
     Gen g;
     gen_init(&g, c, &it, r);
+    int vl = c->opt->vector_bytes / widest(&g, elem);
+    int64_t e = it.shape[axis];
+    if (vl < 1)
+        vl = 1;
+    if (simple_combiner && axis == r - 1 && e > vl && e % vl == 0 && e <= LE_IOTA_MAX) {
+        g.iota_dim = axis;
+        g.iota_ext = e;
+    }
     g.out_arg = lo_fresh(c->out);
     to_body(&g);
     int8_t dm[IR_MAX_RANK];
@@ -1419,13 +1460,9 @@ le_generic_reduce(LeCtx *c, IrRef v, int axis, IrBlock *region, unsigned init, c
     } else { /* the innermost dim is parallel: vectorised along it, reduced one row per step */
         le_elementwise_tile(c, r, it.shape, widest(&g, elem), tile);
     }
-    int vl = c->opt->vector_bytes / widest(&g, elem);
-    int64_t e = it.shape[axis];
-    if (vl < 1)
-        vl = 1;
-    /* tile_reduction_using_for; not when the body reads the reduced dim's index:
-     * MLIR 19's partial-reduction tiling does not offset linalg.index into the chunk */
-    if (simple_combiner && axis == r - 1 && e > vl && e % vl == 0 && !g.idx[axis]) {
+    /* tile_reduction_using_for; the reduced dim's index, if read, comes from an iota
+     * input (abs_index) */
+    if (simple_combiner && axis == r - 1 && e > vl && e % vl == 0 && (!g.idx[axis] || g.iota_dim == axis)) {
         int64_t cands[] = {4 * (int64_t)vl, 2 * (int64_t)vl, vl};
         for (int i = 0; i < 3 && !lanes; i++)
             if (e % cands[i] == 0)
