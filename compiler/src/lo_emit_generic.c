@@ -54,11 +54,11 @@ typedef struct Gen {
     unsigned out_arg;            /* its element: the generic's output block argument */
     bool gathering;              /* every load leaf is read element by element */
     bool gathers;                /* the body reads memory element by element */
-    int iota_dim;                /* iteration dim read from an iota constant, not linalg.index (-1) */
+    int iota_dim;                /* iteration dim read from an iota input, not linalg.index (-1) */
     int64_t iota_ext;            /* its static extent */
 } Gen;
 
-/* Longest reduced dim read through an iota constant (its text and rodata grow with it). */
+/* Longest iota read as a constant (its text and rodata grow with it); longer ones are generics. */
 #define LE_IOTA_MAX 8192
 
 static uint64_t
@@ -123,16 +123,35 @@ add_in(Gen *g, unsigned ssa, const LoType *type, int vrank, const int8_t *dm, bo
     return in->val;
 }
 
-/* An i32 constant tensor 0, 1, ..., n-1 in the main block (an iota read as an input). */
+/* An i32 tensor 0, 1, ..., n-1 in the main block (an iota read as an input): a
+ * constant up to LE_IOTA_MAX elements, else a "fill" generic of linalg.index over
+ * one dim (its text would grow with n; one parallel dim vectorises correctly). */
 static unsigned
 iota_tensor(Gen *g, int64_t n)
 {
     LoBuf *o = g->main;
-    unsigned r = lo_fresh(o);
-    lo_printf(o, "%*s%%v%u = arith.constant dense<[", o->indent, "", r);
-    for (int64_t i = 0; i < n; i++)
-        lo_printf(o, "%s%lld", i ? ", " : "", (long long)i);
-    lo_printf(o, "]> : tensor<%lldxi32>\n", (long long)n);
+    if (n <= LE_IOTA_MAX) {
+        unsigned r = lo_fresh(o);
+        lo_printf(o, "%*s%%v%u = arith.constant dense<[", o->indent, "", r);
+        for (int64_t i = 0; i < n; i++)
+            lo_printf(o, "%s%lld", i ? ", " : "", (long long)i);
+        lo_printf(o, "]> : tensor<%lldxi32>\n", (long long)n);
+        return r;
+    }
+    LoType t = lt_tensor(IR_I32, 1, &n);
+    const char *ts = le_ty(g->c, &t);
+    unsigned e = lo_fresh(o), r = lo_fresh(o), arg = lo_fresh(o), ix = lo_fresh(o), v = lo_fresh(o);
+    int64_t tile[1];
+    le_elementwise_tile(g->c, 1, &n, 4, tile);
+    lo_printf(o, "%*s%%v%u = bufferization.alloc_tensor() : %s\n", o->indent, "", e, ts);
+    lo_printf(o, "%*s%%v%u = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], "
+                 "iterator_types = [\"parallel\"]} outs(%%v%u : %s)", o->indent, "", r, e, ts);
+    le_kind_attrs(g->c, o, "fill", 1, tile, 0);
+    lo_printf(o, " {\n%*s^bb0(%%v%u: i32):\n", o->indent, "", arg);
+    lo_line(o, "  %%v%u = linalg.index 0 : index", ix);
+    lo_line(o, "  %%v%u = arith.index_cast %%v%u : index to i32", v, ix);
+    lo_line(o, "  linalg.yield %%v%u : i32", v);
+    lo_line(o, "} -> %s", ts);
     return r;
 }
 
@@ -1416,7 +1435,15 @@ le_generic_reduce(LeCtx *c, IrRef v, int axis, IrBlock *region, unsigned init, c
     int64_t e = it.shape[axis];
     if (vl < 1)
         vl = 1;
-    if (simple_combiner && axis == r - 1 && e > vl && e % vl == 0 && e <= LE_IOTA_MAX) {
+    /* the reduced dim's index from an iota input: when tiled into a vector
+     * accumulator (below), and when every other dim is 1: MLIR 19 vectorises
+     * linalg.index of the trailing dim of a [1, ..., 1, N] generic as a 1-D vector,
+     * and a reduction with no other input then lost its combine (a sum of
+     * where(cols < N, cols, 0) over [1, N] came out 0) */
+    bool unit_lead = axis == r - 1 && r >= 2 && e != LT_DYN;
+    for (int d = 0; d + 1 < r && unit_lead; d++)
+        unit_lead = it.shape[d] == 1;
+    if ((simple_combiner && axis == r - 1 && e > vl && e % vl == 0) || unit_lead) {
         g.iota_dim = axis;
         g.iota_ext = e;
     }

@@ -289,9 +289,7 @@ def _index_reductions(x_ptr, out_ptr, idx_ptr, M, N, c, BM: tl.constexpr, BN: tl
 @pytest.mark.parametrize("dt", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("m,n,bm,bn", [(3, 1000, 1, 1024), (5, 1024, 1, 1024), (4, 3000, 2, 512),
                                        (7, 37, 4, 64), (2, 5000, 1, 8192),
-                                       pytest.param(3, 9000, 1, 16384, marks=pytest.mark.xfail(
-                                           strict=True, reason="known: a [1, 16384] int32 sum of where(cols < N, "
-                                           "cols, 0) through linalg.index (rows past the iota limit) gives 0"))])
+                                       (3, 9000, 1, 16384)])
 def test_row_reduction_reads_column_index(m, n, bm, bn, dt):
     """A row reduction whose body reads the column index (layer norm's where(cols < N, x - mean, 0))
     tiled into a vector accumulator: the index comes from an iota input, must be offset per chunk
