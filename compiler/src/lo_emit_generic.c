@@ -54,7 +54,12 @@ typedef struct Gen {
     unsigned out_arg;            /* its element: the generic's output block argument */
     bool gathering;              /* every load leaf is read element by element */
     bool gathers;                /* the body reads memory element by element */
+    int iota_dim;                /* iteration dim read from an iota input, not linalg.index (-1) */
+    int64_t iota_ext;            /* its static extent */
 } Gen;
+
+/* Longest iota read as a constant (its text and rodata grow with it); longer ones are generics. */
+#define LE_IOTA_MAX 8192
 
 static uint64_t
 dm_key(const int8_t *dm, int rank)
@@ -118,10 +123,56 @@ add_in(Gen *g, unsigned ssa, const LoType *type, int vrank, const int8_t *dm, bo
     return in->val;
 }
 
-/* Absolute tile index of iteration dim j (index type), emitted once per body. */
+/* An i32 tensor 0, 1, ..., n-1 in the main block (an iota read as an input): a
+ * constant up to LE_IOTA_MAX elements, else a "fill" generic of linalg.index over
+ * one dim (its text would grow with n; one parallel dim vectorises correctly). */
+static unsigned
+iota_tensor(Gen *g, int64_t n)
+{
+    LoBuf *o = g->main;
+    if (n <= LE_IOTA_MAX) {
+        unsigned r = lo_fresh(o);
+        lo_printf(o, "%*s%%v%u = arith.constant dense<[", o->indent, "", r);
+        for (int64_t i = 0; i < n; i++)
+            lo_printf(o, "%s%lld", i ? ", " : "", (long long)i);
+        lo_printf(o, "]> : tensor<%lldxi32>\n", (long long)n);
+        return r;
+    }
+    LoType t = lt_tensor(IR_I32, 1, &n);
+    const char *ts = le_ty(g->c, &t);
+    unsigned e = lo_fresh(o), r = lo_fresh(o), arg = lo_fresh(o), ix = lo_fresh(o), v = lo_fresh(o);
+    int64_t tile[1];
+    le_elementwise_tile(g->c, 1, &n, 4, tile);
+    lo_printf(o, "%*s%%v%u = bufferization.alloc_tensor() : %s\n", o->indent, "", e, ts);
+    lo_printf(o, "%*s%%v%u = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], "
+                 "iterator_types = [\"parallel\"]} outs(%%v%u : %s)", o->indent, "", r, e, ts);
+    le_kind_attrs(g->c, o, "fill", 1, tile, 0);
+    lo_printf(o, " {\n%*s^bb0(%%v%u: i32):\n", o->indent, "", arg);
+    lo_line(o, "  %%v%u = linalg.index 0 : index", ix);
+    lo_line(o, "  %%v%u = arith.index_cast %%v%u : index to i32", v, ix);
+    lo_line(o, "  linalg.yield %%v%u : i32", v);
+    lo_line(o, "} -> %s", ts);
+    return r;
+}
+
+/* Absolute tile index of iteration dim j (index type), emitted once per body. The
+ * reduced dim of a row reduction that is tiled into a vector accumulator reads an
+ * iota input instead: MLIR 19's partial-reduction tiling does not offset
+ * linalg.index into the chunk, and the untiled alternative (one vector of the whole
+ * row) costs a masked layer norm's where(cols < N, ...) a third of its speed. */
 static unsigned
 abs_index(Gen *g, int j)
 {
+    if (!g->idx[j] && j == g->iota_dim) {
+        unsigned t = iota_tensor(g, g->iota_ext);
+        LoType ty = lt_tensor(IR_I32, 1, &g->iota_ext);
+        int8_t dm[1] = {(int8_t)j};
+        unsigned x = add_in(g, t, &ty, 1, dm, false);
+        unsigned i = lo_emit(&g->body, "arith.index_cast %%v%u : i32 to index", x);
+        if (j < g->it->rank && g->it->lo[j])
+            i = lo_emit(&g->body, "arith.addi %%v%u, %%v%u : index", i, g->it->lo[j]);
+        g->idx[j] = i;
+    }
     if (!g->idx[j]) {
         unsigned i = lo_emit(&g->body, "linalg.index %d : index", j);
         if (j < g->it->rank && g->it->lo[j])
@@ -547,6 +598,7 @@ gen_init(Gen *g, LeCtx *c, const LoIter *it, int full_rank)
     g->main_scope = c->scope;
     g->body_scope = le_scope_push(c);
     c->scope = g->main_scope;
+    g->iota_dim = -1;
 }
 
 static void
@@ -1388,6 +1440,22 @@ le_generic_reduce(LeCtx *c, IrRef v, int axis, IrBlock *region, unsigned init, c
     le_iter(c, NULL, r, ir_type_shape(c->m, vt), &it);
     Gen g;
     gen_init(&g, c, &it, r);
+    int vl = c->opt->vector_bytes / widest(&g, elem);
+    int64_t e = it.shape[axis];
+    if (vl < 1)
+        vl = 1;
+    /* the reduced dim's index from an iota input: when tiled into a vector
+     * accumulator (below), and when every other dim is 1: MLIR 19 vectorises
+     * linalg.index of the trailing dim of a [1, ..., 1, N] generic as a 1-D vector,
+     * and a reduction with no other input then lost its combine (a sum of
+     * where(cols < N, cols, 0) over [1, N] came out 0) */
+    bool unit_lead = axis == r - 1 && r >= 2 && e != LT_DYN;
+    for (int d = 0; d + 1 < r && unit_lead; d++)
+        unit_lead = it.shape[d] == 1;
+    if ((simple_combiner && axis == r - 1 && e > vl && e % vl == 0) || unit_lead) {
+        g.iota_dim = axis;
+        g.iota_ext = e;
+    }
     g.out_arg = lo_fresh(c->out);
     to_body(&g);
     int8_t dm[IR_MAX_RANK];
@@ -1428,13 +1496,9 @@ le_generic_reduce(LeCtx *c, IrRef v, int axis, IrBlock *region, unsigned init, c
     } else { /* the innermost dim is parallel: vectorised along it, reduced one row per step */
         le_elementwise_tile(c, r, it.shape, widest(&g, elem), tile);
     }
-    int vl = c->opt->vector_bytes / widest(&g, elem);
-    int64_t e = it.shape[axis];
-    if (vl < 1)
-        vl = 1;
-    /* tile_reduction_using_for; not when the body reads the reduced dim's index:
-     * MLIR 19's partial-reduction tiling does not offset linalg.index into the chunk */
-    if (simple_combiner && axis == r - 1 && e > vl && e % vl == 0 && !g.idx[axis]) {
+    /* tile_reduction_using_for; the reduced dim's index, if read, comes from an iota
+     * input (abs_index) */
+    if (simple_combiner && axis == r - 1 && e > vl && e % vl == 0 && (!g.idx[axis] || g.iota_dim == axis)) {
         int64_t cands[] = {4 * (int64_t)vl, 2 * (int64_t)vl, vl};
         for (int i = 0; i < 3 && !lanes; i++)
             if (e % cands[i] == 0)

@@ -268,3 +268,37 @@ def test_chunked_accumulators_reduced_after_loop(m, n, bm, bn, dt):
     _chunked_row_stats[(triton.cdiv(m, bm),)](x, out, m, n, BM=bm, BN=bn)
     torch.testing.assert_close(out[:, 0], x.float().amax(1), atol=0, rtol=0)
     torch.testing.assert_close(out[:, 1], x.float().sum(1), atol=1e-3, rtol=1e-4)
+
+
+@triton.jit
+def _index_reductions(x_ptr, out_ptr, idx_ptr, M, N, c, BM: tl.constexpr, BN: tl.constexpr):
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    out = tl.zeros([BM], dtype=tl.float32)
+    isum = tl.zeros([BM], dtype=tl.int32)
+    for off in range(0, N, BN):
+        cols = off + tl.arange(0, BN)
+        mask = (rows[:, None] < M) & (cols[None, :] < N)
+        x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=mask, other=0.).to(tl.float32)
+        d = tl.where(cols[None, :] < N, x - c, 0.)
+        out += tl.sum(d * d, axis=1)
+        isum += tl.sum(tl.where(cols[None, :] < N, cols[None, :] + rows[:, None] * 0, 0), axis=1)
+    tl.store(out_ptr + rows, out, mask=rows < M)
+    tl.store(idx_ptr + rows, isum, mask=rows < M)
+
+
+@pytest.mark.parametrize("dt", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("m,n,bm,bn", [(3, 1000, 1, 1024), (5, 1024, 1, 1024), (4, 3000, 2, 512),
+                                       (7, 37, 4, 64), (2, 5000, 1, 8192),
+                                       (3, 9000, 1, 16384)])
+def test_row_reduction_reads_column_index(m, n, bm, bn, dt):
+    """A row reduction whose body reads the column index (layer norm's where(cols < N, x - mean, 0))
+    tiled into a vector accumulator: the index comes from an iota input, must be offset per chunk
+    and per loop step; the integer sum of the indices checks the values themselves."""
+    x = _x(m, n, dt)
+    out = torch.empty(m)
+    idx = torch.empty(m, dtype=torch.int32)
+    c = 0.25
+    _index_reductions[(triton.cdiv(m, bm),)](x, out, idx, m, n, c, BM=bm, BN=bn)
+    want = ((x.float() - c) ** 2).sum(1)
+    torch.testing.assert_close(out, want, atol=1e-3, rtol=1e-4)
+    assert torch.equal(idx, torch.full((m,), n * (n - 1) // 2, dtype=torch.int32))
