@@ -21,15 +21,6 @@ pl.enable_semantic("triton")
 flags.instrumentation_on = True
 torch.set_num_threads(1)
 
-@triton.jit
-def load_only(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    pl.enter_scope("load")
-    x = tl.load(x_ptr + offs)
-    pl.exit_scope("load")
-    tl.store(out_ptr + pid, tl.sum(x, axis=0))
-
 def largest_cache():
     best = 0
     for f in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
