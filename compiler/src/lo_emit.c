@@ -317,10 +317,11 @@ emit_record(LeCtx *c, IrOp *op)
         return 0;
     uint32_t n;
     const IrRef *vals = lp_barrier(c->plan, op, &n);
-    for (uint32_t i = 0; i < n; i++) { /* a load is read here, not where its consumers are */
-        if (lp_val(c->plan, vals[i])->kind == LP_LOAD)
-            le_load_snapshot(c, vals[i]);
-        else
+    for (uint32_t i = 0; i < n; i++) { /* a load is read here (in place when it can), not where its consumers are */
+        if (lp_val(c->plan, vals[i])->kind == LP_LOAD) {
+            if (!le_load_touch(c, vals[i]))
+                le_load_snapshot(c, vals[i]);
+        } else
             le_materialize(c, vals[i]);
     }
     unsigned fp = lo_emit(c->out, "llvm.load %%v%u : !llvm.ptr -> !llvm.ptr", c->pctx_ssa);

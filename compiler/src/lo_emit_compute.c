@@ -261,9 +261,8 @@ simple_combine(IrBlock *region)
     return op;
 }
 
-/* A tensor of type t filled with scalar x (a "fill" generic). */
-static unsigned
-fill(LeCtx *c, const LoType *t, unsigned x)
+unsigned
+le_fill(LeCtx *c, const LoType *t, unsigned x)
 {
     unsigned e = le_alloc_tensor(c, t);
     LoBuf *o = c->out;
@@ -310,7 +309,7 @@ le_reduce(LeCtx *c, IrOp *op)
         if (k != axis)
             rs[j++] = s[k];
     LoType rt = lt_tensor(d, r - 1, rs);
-    unsigned init = fill(c, &rt, le_const(c, d, iv, fv));
+    unsigned init = le_fill(c, &rt, le_const(c, d, iv, fv));
     unsigned res = le_generic_reduce(c, x, axis, region, init, &rt, true);
     IrRef out = op->res[0];
     if (ir_type_rank(c->m, c->f->vals[out].type) == 0)

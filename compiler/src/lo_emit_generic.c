@@ -851,9 +851,28 @@ broadcasts(LeCtx *c, IrRef v, const LpMem *mem)
     return false;
 }
 
+unsigned
+le_load_view_tensor(LeCtx *c, IrRef v, LoIter *it, LoType *tt)
+{
+    IrVal *val = &c->f->vals[v];
+    const LpMem *mem = lp_mem(c->plan, val->def);
+    if (mem->access != LA_VIEW || !mem->pad_uniform || broadcasts(c, v, mem))
+        return 0;
+    IrType elem = ir_type_elem(c->m, val->type);
+    int r = ir_type_rank(c->m, val->type);
+    const int64_t *shape = ir_type_shape(c->m, val->type);
+    le_iter(c, &mem->reg, r, shape, it);
+    bool unit[IR_MAX_RANK] = {0};
+    LoType mt;
+    unsigned view = le_view(c, mem->param, elem, r, mem->form.base, mem->form.coef, it->lo, it->size, shape, false,
+                            unit, &mt);
+    *tt = le_view_tensor(elem, c->m, r, it->size, shape, unit);
+    return lo_emit(c->out, "bufferization.to_tensor %%v%u restrict : %s", view, le_ty(c, &mt));
+}
+
 /* The padded full tile of a lazy view load, read where the consumer is. */
 static unsigned
-padded_tile(LeCtx *c, IrRef v, const LpMem *mem)
+padded_tile(LeCtx *c, IrRef v)
 {
     IrVal *val = &c->f->vals[v];
     IrOp *ld = val->def;
@@ -861,13 +880,8 @@ padded_tile(LeCtx *c, IrRef v, const LpMem *mem)
     int r = ir_type_rank(c->m, val->type);
     const int64_t *shape = ir_type_shape(c->m, val->type);
     LoIter it;
-    le_iter(c, &mem->reg, r, shape, &it);
-    bool unit[IR_MAX_RANK] = {0};
-    LoType mt;
-    unsigned view = le_view(c, mem->param, elem, r, mem->form.base, mem->form.coef, it.lo, it.size, shape, false,
-                            unit, &mt);
-    LoType tt = le_view_tensor(elem, c->m, r, it.size, shape, unit);
-    unsigned t = lo_emit(c->out, "bufferization.to_tensor %%v%u restrict : %s", view, le_ty(c, &mt));
+    LoType tt;
+    unsigned t = le_load_view_tensor(c, v, &it, &tt);
     bool padded = false;
     for (int k = 0; k < r; k++)
         padded |= it.lo[k] || it.size[k];
@@ -992,7 +1006,7 @@ le_materialize(LeCtx *c, IrRef v)
         if (pv->mat != LM_LAZY)
             return le_load_snapshot(c, v);
         if (mem->access == LA_VIEW && mem->pad_uniform && !broadcasts(c, v, mem))
-            r = padded_tile(c, v, mem);
+            r = padded_tile(c, v);
         else
             r = tile_generic(c, v, true);
     } else if (pv->kind == LP_TILE) {

@@ -36,6 +36,7 @@
  *   lo_emit_prefetch.c   prefetch of a dot's next K-step tiles
  *   lo_emit_scan.c     scans and several-operand reductions, walked in order
  *   lo_emit_debug.c    tt.print / tt.assert: calls into the runtime
+ *   lo_emit_touch.c    a scope boundary's in-place read of a lazy load
  *   lo_emit.c          the walk, structured control flow, scopes, the module
  * Requires: canonicalized IR (ir_pipeline_run: constants folded, CSE, DCE).
  */
@@ -538,6 +539,14 @@ LoType le_iter_tensor(const LoIter *it, int elem);
  * dest_val at the output index use the output element (in-place update of a
  * loop-carried tile). Returns the result tensor SSA. */
 unsigned le_generic(LeCtx *c, const LoIter *it, IrRef v, unsigned outs, const LoType *outs_type, IrRef dest_val);
+/* A lazy view load read in place (LA_VIEW, uniform padding, no zero-stride lanes): its
+ * valid region as a tensor of the argument's memory (*tt, no padding; *it its iteration
+ * space), or 0 when the load is no such view. */
+unsigned le_load_view_tensor(LeCtx *c, IrRef v, LoIter *it, LoType *tt);
+
+/* lo_emit_touch.c: a scope boundary reads the lazy view load v without copying it
+ * (docs/compiler.md §2.1); false when v is no in-place view (the caller snapshots it). */
+bool le_load_touch(LeCtx *c, IrRef v);
 unsigned le_materialize(LeCtx *c, IrRef v);            /* full-tile tensor SSA */
 /* A linalg.generic reducing tile v along 'axis' with the combine ops of region
  * (one operand), from init (tensor of the result shape). */
@@ -581,6 +590,7 @@ int le_atomic(LeCtx *c, IrOp *op);
 
 /* lo_emit_compute.c */
 int le_dot(LeCtx *c, IrOp *op);
+unsigned le_fill(LeCtx *c, const LoType *t, unsigned x); /* a tensor of type t filled with scalar x */
 int le_dot_pairs(LeCtx *c, IrOp *op, const LpDot *pd); /* lo_emit_dot_pairs.c */
 
 /* lo_emit_prefetch.c: a dot operand's next tile in a K loop (the tile moved by its

@@ -85,6 +85,17 @@ def scoped_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, y, mask=m)
 
 
+@triton.jit
+def load_only(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    """A load-only scope: each program's tile read in "load", summed after it."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    pl.enter_scope("load")
+    x = tl.load(x_ptr + offs)
+    pl.exit_scope("load")
+    tl.store(out_ptr + pid, tl.sum(x, axis=0))
+
+
 META_CALLS = [0]  # how often meta_kernel's launch_metadata function ran
 
 
