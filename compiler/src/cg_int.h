@@ -67,10 +67,6 @@ typedef struct CgSig {
 /* Initialises the LLVM targets (X86, RISCV) once; thread safe. */
 void cg_llvm_targets_init(void);
 int cg_target_is_riscv(const CgTarget *t);
-/* t->features as LLVM gets them (target machine and every function's
- * "target-features"). The SLP vectorizer is off process-wide (cg_llvm_targets_init),
- * around an LLVM 19 miscompile of masked gathers; MLIR's gathers stay vgathers. */
-void cg_target_llvm_features(const CgTarget *t, char *dst, size_t cap);
 /* Creates the target machine for t; NULL with a message in err on failure.
  * Caller owns the result (LLVMDisposeTargetMachine). */
 LLVMTargetMachineRef cg_target_machine_create(const CgTarget *t, int opt_level, CgStr *err);

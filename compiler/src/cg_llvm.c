@@ -141,10 +141,8 @@ set_target(LLVMModuleRef m, LLVMTargetMachineRef tm, const CgTarget *t)
                           LLVMMDStringInContext2(c, "lp64d", 5));
     LLVMAttributeRef cpu = LLVMCreateStringAttribute(c, "target-cpu", 10, t->cpu,
                                                      (unsigned)strlen(t->cpu));
-    char features[sizeof t->features + 32];
-    cg_target_llvm_features(t, features, sizeof features);
-    LLVMAttributeRef feat = LLVMCreateStringAttribute(c, "target-features", 15, features,
-                                                      (unsigned)strlen(features));
+    LLVMAttributeRef feat = LLVMCreateStringAttribute(c, "target-features", 15, t->features,
+                                                      (unsigned)strlen(t->features));
     for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
         if (LLVMIsDeclaration(f))
             continue;

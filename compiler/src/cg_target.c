@@ -287,13 +287,6 @@ cg_host_target(CgTarget *t)
     return cg_target_for_arch(NULL, t, NULL, 0);
 }
 
-/* Documented in cg_int.h. */
-void
-cg_target_llvm_features(const CgTarget *t, char *dst, size_t cap)
-{
-    snprintf(dst, cap, "%s", t->features);
-}
-
 LLVMTargetMachineRef
 cg_target_machine_create(const CgTarget *t, int opt_level, CgStr *err)
 {
@@ -310,9 +303,7 @@ cg_target_machine_create(const CgTarget *t, int opt_level, CgStr *err)
                                                  LLVMCodeGenLevelAggressive};
     LLVMTargetMachineOptionsRef opts = LLVMCreateTargetMachineOptions();
     LLVMTargetMachineOptionsSetCPU(opts, t->cpu);
-    char features[sizeof t->features + 32];
-    cg_target_llvm_features(t, features, sizeof features);
-    LLVMTargetMachineOptionsSetFeatures(opts, features);
+    LLVMTargetMachineOptionsSetFeatures(opts, t->features);
     if (cg_target_is_riscv(t))
         LLVMTargetMachineOptionsSetABI(opts, "lp64d");
     int lvl = opt_level < 0 ? 0 : opt_level > 3 ? 3 : opt_level;

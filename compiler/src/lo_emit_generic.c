@@ -1443,6 +1443,16 @@ le_pack_copy(LeCtx *c, unsigned src, const LoType *st, const int *in, const LoTy
 
 /* ---- reductions --------------------------------------------------------------------------------- */
 
+int64_t
+le_reduction_lanes(int64_t e, int vl)
+{
+    int64_t cands[] = {4 * (int64_t)vl, 2 * (int64_t)vl, vl}, lanes = 0;
+    for (int i = 0; i < 3 && !lanes; i++)
+        if (e % cands[i] == 0)
+            lanes = cands[i];
+    return lanes == e ? 0 : lanes; /* one chunk: vectorise the row as it is */
+}
+
 unsigned
 le_generic_reduce(LeCtx *c, IrRef v, int axis, IrBlock *region, unsigned init, const LoType *init_type,
                   bool simple_combiner)
@@ -1463,10 +1473,11 @@ le_generic_reduce(LeCtx *c, IrRef v, int axis, IrBlock *region, unsigned init, c
      * linalg.index of the trailing dim of a [1, ..., 1, N] generic as a 1-D vector,
      * and a reduction with no other input then lost its combine (a sum of
      * where(cols < N, cols, 0) over [1, N] came out 0) */
+    bool tiled = simple_combiner && axis == r - 1 && e > vl && e % vl == 0; /* tile_reduction_using_for */
     bool unit_lead = axis == r - 1 && r >= 2 && e != LT_DYN;
     for (int d = 0; d + 1 < r && unit_lead; d++)
         unit_lead = it.shape[d] == 1;
-    if ((simple_combiner && axis == r - 1 && e > vl && e % vl == 0) || unit_lead) {
+    if (tiled || unit_lead) {
         g.iota_dim = axis;
         g.iota_ext = e;
     }
@@ -1512,14 +1523,8 @@ le_generic_reduce(LeCtx *c, IrRef v, int axis, IrBlock *region, unsigned init, c
     }
     /* tile_reduction_using_for; the reduced dim's index, if read, comes from an iota
      * input (abs_index) */
-    if (simple_combiner && axis == r - 1 && e > vl && e % vl == 0 && (!g.idx[axis] || g.iota_dim == axis)) {
-        int64_t cands[] = {4 * (int64_t)vl, 2 * (int64_t)vl, vl};
-        for (int i = 0; i < 3 && !lanes; i++)
-            if (e % cands[i] == 0)
-                lanes = cands[i];
-        if (lanes == e)
-            lanes = 0; /* one chunk: vectorise the row as it is */
-    }
+    if (tiled)
+        lanes = le_reduction_lanes(e, vl);
     const char *kind = axis == r - 1 ? simple_combiner ? "row_reduction" : "reduction" : "column_reduction";
     if (g.gathers)
         kind = "gather_reduction"; /* MLIR 19's vectorizer fails hard on its scf.if loads */

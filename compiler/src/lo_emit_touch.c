@@ -56,14 +56,9 @@ le_load_touch(LeCtx *c, IrRef v)
     for (int d = 0; d < r - 1; d++)
         tile[d] = tt.shape[d] == 1 ? 0 : 1;
     tile[r - 1] = 0;
-    if (e != LT_DYN && e > vl && e % vl == 0) {
-        int64_t cands[] = {4 * (int64_t)vl, 2 * (int64_t)vl, vl};
-        for (int i = 0; i < 3 && !lanes; i++)
-            if (e % cands[i] == 0)
-                lanes = cands[i];
-        if (lanes == e)
-            lanes = 0; /* one chunk: vectorised as it is */
-    } else if (e == LT_DYN || e > vl) {
+    if (e != LT_DYN && e > vl && e % vl == 0)
+        lanes = le_reduction_lanes(e, vl);
+    else if (e == LT_DYN || e > vl) {
         tile[r - 1] = vl;
     }
     const char *is = lt_elem_name(idt), *es = lt_elem_name(tt.elem);

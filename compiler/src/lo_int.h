@@ -548,6 +548,9 @@ unsigned le_load_view_tensor(LeCtx *c, IrRef v, LoIter *it, LoType *tt);
  * (docs/compiler.md §2.1); false when v is no in-place view (the caller snapshots it). */
 bool le_load_touch(LeCtx *c, IrRef v);
 unsigned le_materialize(LeCtx *c, IrRef v);            /* full-tile tensor SSA */
+/* The vector accumulator of a row reduction over a static extent e, a multiple of
+ * the vector length vl: 4, 2 or 1 vectors, whichever divides e; 0 for one chunk. */
+int64_t le_reduction_lanes(int64_t e, int vl);
 /* A linalg.generic reducing tile v along 'axis' with the combine ops of region
  * (one operand), from init (tensor of the result shape). */
 unsigned le_generic_reduce(LeCtx *c, IrRef v, int axis, IrBlock *region, unsigned init, const LoType *init_type,

@@ -1047,17 +1047,24 @@ may_overlap(const LoPlan *p, int a, int b)
 }
 
 /* Is v a gathered load (read element by element inside its consumers' generics,
- * an LP_TILE) whose base may overlap 'param' (-1: any base)? Such a load is made
- * safe from a store by computing it once where it stands (`shared`), so every
- * element is read before the store writes. */
+ * an LP_TILE)? Its elements are unknown, so any store may overwrite what it reads,
+ * whatever the base (two arguments may be the same tensor): it is made safe by
+ * computing it once where it stands (`shared`), before the store writes. */
 static bool
-gathered_load_overlaps(LoPlan *p, IrRef v, int param)
+is_gathered_load(const LoPlan *p, IrRef v)
 {
     const IrOp *d = p->f->vals[v].def;
-    if (p->vals[v].kind != LP_TILE || !d || d->opc != IR_LOAD)
-        return false;
-    const LpMem *m = lp_mem(p, d);
-    return m && (param < 0 || may_overlap(p, m->param, param));
+    return p->vals[v].kind == LP_TILE && d && d->opc == IR_LOAD && lp_mem(p, d);
+}
+
+/* Does a memory write lie between lv's definition and its last use? */
+static bool
+written_while_live(const Walk *w, const LpVal *lv)
+{
+    for (uint32_t i = 0; i < w->nwrites; i++)
+        if (w->writes[i] > lv->def_pos && w->writes[i] < lv->last_use)
+            return true;
+    return false;
 }
 
 /* Loads behind a view (reshape, split) of a store's value: read through the view
@@ -1069,7 +1076,7 @@ alias_views(LoPlan *p, IrRef v, int param, int depth)
     const IrOp *d = p->f->vals[v].def;
     if (!d || depth > 64)
         return;
-    if (gathered_load_overlaps(p, v, param)) {
+    if (is_gathered_load(p, v)) {
         p->vals[v].shared = 1;
         return;
     }
@@ -1126,7 +1133,7 @@ alias_walk(LoPlan *p, const LpMem *st, IrRef v, const int8_t *dm, int depth)
         return;
     }
     case LP_TILE:
-        if (gathered_load_overlaps(p, v, -1)) { /* a gather's elements are unknown: any base */
+        if (is_gathered_load(p, v)) {
             p->vals[v].shared = 1;
             return;
         }
@@ -1172,6 +1179,8 @@ decide_loads(LoPlan *p, const Walk *w)
 {
     for (uint32_t v = 1; v < p->f->nvals; v++) {
         LpVal *lv = &p->vals[v];
+        if (is_gathered_load(p, v) && written_while_live(w, lv)) /* as LM_WRITE */
+            lv->shared = 1;
         if (lv->kind != LP_LOAD)
             continue;
         const LpMem *m = lp_mem(p, p->f->vals[v].def);
@@ -1179,20 +1188,11 @@ decide_loads(LoPlan *p, const Walk *w)
             lv->mat = LM_WRAP;
             continue;
         }
-        for (uint32_t i = 0; i < w->nwrites; i++)
-            if (w->writes[i] > lv->def_pos && w->writes[i] < lv->last_use) {
-                lv->mat = LM_WRITE;
-                break;
-            }
+        if (written_while_live(w, lv))
+            lv->mat = LM_WRITE;
         if (lv->mat == LM_LAZY && lv->use_depth > lv->depth)
             lv->mat = LM_LOOP;
     }
-    /* a gathered load read after a later store (any base: as LM_WRITE) */
-    for (uint32_t v = 1; v < p->f->nvals; v++)
-        if (gathered_load_overlaps(p, v, -1))
-            for (uint32_t i = 0; i < w->nwrites; i++)
-                if (w->writes[i] > p->vals[v].def_pos && w->writes[i] < p->vals[v].last_use)
-                    p->vals[v].shared = 1;
     /* stores through views and scattered stores: a scatter's element map proves nothing */
     for (uint32_t i = 0; i < p->nmems; i++) {
         const LpMem *st = &p->mems[i];
