@@ -626,7 +626,8 @@ scope_end(PnTls *t, PnLaunchInt *L, uint32_t scope, uint64_t now, const PnCtrVal
 }
 
 /* PnThread.record without counters: timestamps only. Each record reads the clock
- * once: a start as its last step (scope_start), an end as its first. */
+ * once: a start as its last step (scope_start), an end as its first, after the
+ * scope's work has completed (pn_now_after). */
 void
 pn_record_plain(PnThread *pt, uint32_t scope, uint32_t flags)
 {
@@ -637,7 +638,7 @@ pn_record_plain(PnThread *pt, uint32_t scope, uint32_t flags)
     if (flags & PN_REC_START)
         scope_start(t, L, scope, 0);
     else
-        scope_end(t, L, scope, pn_now(), NULL);
+        scope_end(t, L, scope, pn_now_after(), NULL);
 }
 
 /* PnThread.record with counters read through rdpmc (no syscall); one clock read
@@ -653,7 +654,7 @@ record_ctr(PnThread *pt, uint32_t scope, uint32_t flags)
     if (flags & PN_REC_START) {
         scope_start(t, L, scope, 1);
     } else {
-        uint64_t now = pn_now();
+        uint64_t now = pn_now_after();
         int ok = pn_ctr_read_rdpmc(&t->grp, &v) == 0;
         scope_end(t, L, scope, now, ok ? &v : NULL);
     }
