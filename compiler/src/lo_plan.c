@@ -1205,55 +1205,60 @@ decide_loads(LoPlan *p, const Walk *w)
     }
 }
 
-static bool
-in_refs(const IrRef *v, uint32_t n, IrRef x)
+/* Drops from boundary b's list the tiles computed inside others on it: every direct
+ * user of such a v is an op of the boundary's segment (order indices lo..hi-1) whose
+ * results are all on the list, so materialising those builds v into their generic and
+ * v needs no tile of its own (a constant splat, or each step of x * 2.0 + 1.0, would
+ * otherwise be a stack tile written and read back inside the scope). 'mark' has a
+ * zero byte per value and is left zeroed. */
+static void
+drop_fused(const Walk *w, LpBarrier *b, uint32_t lo, uint32_t hi, uint8_t *mark)
 {
-    for (uint32_t i = 0; i < n; i++)
-        if (v[i] == x)
-            return true;
-    return false;
-}
-
-/* Is v, one of a boundary's n candidates c, computed inside the others? Every direct
- * user of v is an op of the boundary's segment (order indices lo..hi-1) whose results
- * are all candidates: materialising those builds v into their generic, so v needs no
- * tile of its own (a constant splat, or each step of x * 2.0 + 1.0, would otherwise
- * be a stack tile written and read back inside the scope). */
-static bool
-fused_into(const Walk *w, IrRef v, uint32_t lo, uint32_t hi, const IrRef *c, uint32_t n)
-{
-    bool used = false;
-    for (uint32_t j = 0; j < w->nord; j++) {
+    enum { LISTED = 1, USED = 2, KEEP = 4 };
+    for (uint32_t k = 0; k < b->n; k++)
+        mark[b->vals[k]] = LISTED;
+    for (uint32_t j = lo; j < w->nord; j++) {
         const IrOp *u = w->order[j];
-        if (!in_refs(u->args, u->nargs, v))
-            continue;
-        if (j < lo || j >= hi || !u->nres)
-            return false;
-        for (uint32_t r = 0; r < u->nres; r++)
-            if (!in_refs(c, n, u->res[r]))
-                return false;
-        used = true;
+        bool fusing = j < hi && u->nres;
+        for (uint32_t r = 0; r < u->nres && fusing; r++)
+            fusing = mark[u->res[r]] & LISTED;
+        for (uint32_t a = 0; a < u->nargs; a++)
+            if (mark[u->args[a]] & LISTED)
+                mark[u->args[a]] |= fusing ? USED : KEEP;
     }
-    return used;
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < b->n; k++) {
+        IrRef v = b->vals[k];
+        if (mark[v] != (LISTED | USED))
+            b->vals[kept++] = v;
+        mark[v] = 0;
+    }
+    b->n = kept;
 }
 
 /* In-kernel scope boundaries: the lazy tiles defined since the previous boundary
  * and still used after this one are materialised here, so `pl.enter_scope("load")
  * ... pl.exit_scope("load")` measures the load instead of the later store that
  * would otherwise absorb it; those only read by others materialised here are built
- * into them (fused_into). Integer index arithmetic stays lazy. */
+ * into them (drop_fused). Integer index arithmetic stays lazy. */
 static int
 plan_barriers(LoPlan *p, const Walk *w)
 {
     IrRef *pending = NULL;
     uint32_t npend = 0, cappend = 0, seg = 0;
+    int rc = 0;
+    uint8_t *mark = calloc(p->f->nvals ? p->f->nvals : 1, 1);
+    if (!mark)
+        ir_die("out of memory");
     for (uint32_t i = 0; i < w->nord; i++) {
         const IrOp *op = w->order[i];
         uint32_t pos = i + 1;
         if (op->opc == IR_PROTON_RECORD && p->opt->instrument) {
             int id = scope_intern(p, op);
-            if (id < 0)
-                return id;
+            if (id < 0) {
+                rc = id;
+                break;
+            }
             if (p->nbarriers == p->capbarriers) {
                 p->capbarriers = p->capbarriers ? p->capbarriers * 2 : 8;
                 p->barriers = realloc(p->barriers, sizeof *p->barriers * p->capbarriers);
@@ -1276,12 +1281,8 @@ plan_barriers(LoPlan *p, const Walk *w)
                     b->vals = ir_newv(&p->m->arena, IrRef, npend);
                 b->vals[b->n++] = v;
             }
-            uint32_t kept = 0;
-            for (uint32_t k = 0; k < b->n; k++)
-                if (!fused_into(w, b->vals[k], seg, i, b->vals, b->n))
-                    pending[kept++] = b->vals[k];
-            memcpy(b->vals, pending, sizeof *pending * kept);
-            b->n = kept;
+            if (b->n)
+                drop_fused(w, b, seg, i, mark);
             opmap_put(p, op, p->nbarriers++);
             npend = 0;
             seg = i + 1;
@@ -1295,7 +1296,8 @@ plan_barriers(LoPlan *p, const Walk *w)
         }
     }
     free(pending);
-    return 0;
+    free(mark);
+    return rc;
 }
 
 /* ---- the plan --------------------------------------------------------------------------------- */
