@@ -1,6 +1,7 @@
 /*
  * cg_cfg.c — control-flow surgery shared by the LLVM-level passes of cg_
- * (cg_stream.c, cg_cold.c); the LLVM C API has no SplitBasicBlock.
+ * (cg_stream.c, cg_cold.c); the LLVM C API has no SplitBasicBlock. Also the
+ * constant-splat test the pattern matchers (cg_cold.c, cg_scalef.c) share.
  */
 #include "cg_int.h"
 
@@ -19,4 +20,18 @@ cg_block_split_head(LLVMValueRef f, LLVMBasicBlockRef bb, const char *name)
                 LLVMSetSuccessor(t, i, head);
     }
     return head;
+}
+
+int
+cg_const_lanes(LLVMValueRef v, int (*pred)(LLVMValueRef c, double want), double want)
+{
+    if (LLVMGetTypeKind(LLVMTypeOf(v)) != LLVMVectorTypeKind)
+        return pred(v, want);
+    unsigned n = LLVMGetVectorSize(LLVMTypeOf(v));
+    for (unsigned i = 0; i < n; i++) {
+        LLVMValueRef e = LLVMIsAConstant(v) ? LLVMGetAggregateElement(v, i) : NULL;
+        if (!e || !pred(e, want))
+            return 0;
+    }
+    return n > 0;
 }

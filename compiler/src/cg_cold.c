@@ -26,25 +26,22 @@
 
 typedef enum { NOT_MARKER, MARK_IN, MARK_OUT } Mark;
 
-/* 1 when v is the float constant 'want' (sign of zero included), or a vector
- * whose every element is. */
 static int
-is_const(LLVMValueRef v, double want)
+is_fp(LLVMValueRef v, double want)
 {
-    if (LLVMGetTypeKind(LLVMTypeOf(v)) == LLVMVectorTypeKind) {
-        unsigned n = LLVMGetVectorSize(LLVMTypeOf(v));
-        for (unsigned i = 0; i < n; i++) {
-            LLVMValueRef e = LLVMIsAConstant(v) ? LLVMGetAggregateElement(v, i) : NULL;
-            if (!e || !is_const(e, want))
-                return 0;
-        }
-        return n > 0;
-    }
     if (!LLVMIsAConstantFP(v))
         return 0;
     LLVMBool lossy;
     double d = LLVMConstRealGetDouble(v, &lossy);
     return d == want && signbit(d) == signbit(want);
+}
+
+/* 1 when v is the float constant 'want' (sign of zero included), or a vector
+ * whose every element is. */
+static int
+is_const(LLVMValueRef v, double want)
+{
+    return cg_const_lanes(v, is_fp, want);
 }
 
 static const char *

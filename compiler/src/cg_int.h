@@ -177,10 +177,18 @@ int cg_stream_add(LLVMModuleRef m, const CgTarget *t, CgStr *err);
  * a branch. Edges out of bb keep naming bb, so a loop's back edge from bb still
  * matches the phis that move. */
 LLVMBasicBlockRef cg_block_split_head(LLVMValueRef f, LLVMBasicBlockRef bb, const char *name);
+/* 1 when pred(v, want) holds for the scalar v, or for every element of the
+ * constant vector v (0 for a non-constant vector). */
+int cg_const_lanes(LLVMValueRef v, int (*pred)(LLVMValueRef c, double want), double want);
 /* Moves the cold regions the lowering marked (lo_math.c) behind a branch on
  * "any lane needs it" and removes the markers; run before optimising. Returns
  * the number of regions moved. */
 int cg_cold_branch(LLVMModuleRef m);
+
+/* cg_scalef.c: on x86 with AVX-512F, replaces the exp family's exponent-bit
+ * scaling p * 2^nf (lo_math.c) by vscalefps; run before optimising. Returns the
+ * number of products replaced (0 on other targets). */
+int cg_scalef(LLVMModuleRef m, const CgTarget *t);
 
 /* ---- cg_link.c -------------------------------------------------------------- */
 

@@ -211,6 +211,7 @@ cg_llvm_finish(LLVMModuleRef m, const CgSig *sig, const CgOptions *o, CgResult *
     LLVMSetLinkage(kfn, LLVMInternalLinkage);
     set_target(m, tm, &o->target);
     cg_cold_branch(m);
+    cg_scalef(m, &o->target);
     char *msg = NULL;
     if (LLVMVerifyModule(m, LLVMReturnStatusAction, &msg)) {
         cg_str_printf(err, "[llvm verify] %s\n", msg);
