@@ -131,7 +131,7 @@ CHECK_JS = """JSON.stringify({
 # Text boxes of the roofline against the SVG's bounds, and point labels against each
 # other; the header's kernel count against the distinct kernel names of the tree.
 LAYOUT_JS = """(function () {
-  var out = {clipped: [], overlaps: [], outside: [], labels: 0, kernels_card: null, kernels: 0};
+  var out = {clipped: [], overlaps: [], outside: [], timeline: [], labels: 0, kernels_card: null, kernels: 0};
   var svg = document.querySelector('#roofline svg');
   if (svg) {
     var W = svg.width.baseVal.value, H = svg.height.baseVal.value, boxes = [];
@@ -162,6 +162,19 @@ LAYOUT_JS = """(function () {
   Array.prototype.forEach.call(document.querySelectorAll('header .card'), function (c) {
     if (c.querySelector('.k').textContent === 'Kernels') out.kernels_card = c.querySelector('.v').textContent;
   });
+  /* the timeline's tick labels: inside the chart, none over another */
+  var tsvg = document.querySelector('#timeline svg');
+  if (tsvg) {
+    var tw = tsvg.width.baseVal.value, ticks = Array.prototype.map.call(tsvg.querySelectorAll('text.tick'),
+      function (t) { return [t.textContent, t.getBBox()]; });
+    ticks.forEach(function (a, i) {
+      if (a[1].x < -0.5 || a[1].x + a[1].width > tw + 0.5) out.timeline.push('tick ' + a[0] + ' clipped');
+      for (var j = i + 1; j < ticks.length; j++) {
+        var b = ticks[j][1];
+        if (a[1].x < b.x + b.width && b.x < a[1].x + a[1].width) out.timeline.push('ticks ' + a[0] + ' / ' + ticks[j][0] + ' overlap');
+      }
+    });
+  }
   var rf = JSON.parse(document.getElementById('tritium-data').textContent).roofline;
   out.above = rf ? rf.points.filter(function (p) { return p.g > Math.min(rf.peakG, p.ai * rf.peakBW) * 1.0001; }).length : 0;
   out.measured = rf ? !!rf.measured : false;
@@ -183,6 +196,7 @@ def check_layout(c, s):
     problems = [f"roofline text clipped: {x}" for x in r["clipped"]]
     problems += [f"roofline labels overlap: {x}" for x in r["overlaps"]]
     problems += [f"roofline roof not in the plot: {x}" for x in r["outside"]]
+    problems += [f"timeline {x}" for x in r["timeline"]]
     said = re.search(r"(\d+) points? (?:is|are) above the roof", r["note"])
     if (int(said.group(1)) if said else 0) != (0 if r["measured"] else r["above"]):
         problems.append(f"roofline note says {said.group(0) if said else 'nothing'} about points above the roof, "

@@ -202,12 +202,16 @@
     });
     var svg = el('svg', { width: W, height: y + 4, 'class': 'timeline' }, host);
     var step = niceStep(v1 - v0, Math.max(2, Math.floor(PW / 110)));
+    var tickRight = -1e9; /* right edge of the last tick label drawn */
     for (var tk = Math.ceil((v0 - tl.t0) / step) * step; tk <= v1 - tl.t0; tk += step) {
       var tx = LABEL + (tl.t0 + tk - v0) * sx;
       el('line', { x1: tx, x2: tx, y1: AX - 4, y2: y, 'class': 'gridline' }, svg);
       var end = tx + 60 > W;
-      el('text', { x: end ? tx - 2 : tx + 2, y: 12, 'class': 'axis', 'text-anchor': end ? 'end' : 'start' }, svg)
-        .textContent = fmtTick(tk, step);
+      var tt = el('text', { x: end ? tx - 2 : tx + 2, y: 12, 'class': 'axis tick', 'text-anchor': end ? 'end' : 'start' }, svg);
+      tt.textContent = fmtTick(tk, step);
+      var tb = tt.getBBox();  /* the last one, pulled left of its tick, may meet the one before */
+      if (tb.x < tickRight + 6) tt.remove();
+      else tickRight = tb.x + tb.width;
     }
     var proc = null;
     layout.forEach(function (row, i) {
