@@ -374,7 +374,7 @@
     var note = document.createElement('p');
     note.className = 'hint';
     note.textContent = 'Roof: ' + rf.source + '. Ridge at ' + fmtNum(ridge, 2) + ' FLOP/byte.' +
-      (above && !rf.measured ? ' ' + above + ' point' + (above > 1 ? 's are' : ' is') + ' above the roof: the static ' +
+      (!rf.measured && above > 0 ? ' ' + above + ' point' + (above > 1 ? 's are' : ' is') + ' above the roof: the static ' +
        'counts are larger than what ran, or the roofs were measured on a busy machine.' : '') +
       (hidden ? ' ' + hidden + ' point label' + (hidden > 1 ? 's' : '') + ' left out where they would overlap; ' +
        'hover a point for its name.' : '');
