@@ -89,10 +89,10 @@ all_scalars(const cJSON *j)
     return 1;
 }
 
-/* Recursion depth is bounded by cJSON's nesting limit. 'report' mode keeps keys in
- * their order and prints arrays of scalars on one line. */
-static void
-print_value(CliBuf *b, const cJSON *j, int level, int report)
+/* A value that is not an array or object (numbers exact, through cli_fmt_double);
+ * 0 when j is an array or object. */
+static int
+print_scalar(CliBuf *b, const cJSON *j)
 {
     char num[32];
     if (cJSON_IsRaw(j)) {
@@ -104,9 +104,20 @@ print_value(CliBuf *b, const cJSON *j, int level, int report)
         print_string(b, j->valuestring);
     } else if (cJSON_IsBool(j)) {
         cli_buf_puts(b, cJSON_IsTrue(j) ? "true" : "false");
-    } else if (cJSON_IsNull(j)) {
-        cli_buf_puts(b, "null");
     } else if (cJSON_IsArray(j) || cJSON_IsObject(j)) {
+        return 0;
+    } else {
+        cli_buf_puts(b, "null");
+    }
+    return 1;
+}
+
+/* Recursion depth is bounded by cJSON's nesting limit. 'report' mode keeps keys in
+ * their order and prints arrays of scalars on one line. */
+static void
+print_value(CliBuf *b, const cJSON *j, int level, int report)
+{
+    if (!print_scalar(b, j)) {
         int n = cJSON_GetArraySize(j), k = 0, obj = cJSON_IsObject(j);
         if (n == 0) {
             cli_buf_puts(b, obj ? "{}" : "[]");
@@ -519,15 +530,7 @@ typedef struct Writer {
 static void
 put_compact(CliBuf *b, const cJSON *j)
 {
-    char num[32];
-    if (cJSON_IsNumber(j)) {
-        cli_fmt_double(num, j->valuedouble);
-        cli_buf_puts(b, num);
-    } else if (cJSON_IsString(j)) {
-        print_string(b, j->valuestring);
-    } else if (cJSON_IsBool(j)) {
-        cli_buf_puts(b, cJSON_IsTrue(j) ? "true" : "false");
-    } else if (cJSON_IsArray(j) || cJSON_IsObject(j)) {
+    if (!print_scalar(b, j)) {
         int obj = cJSON_IsObject(j);
         cli_buf_putc(b, obj ? '{' : '[');
         for (const cJSON *c = j->child; c; c = c->next) {
@@ -540,8 +543,6 @@ put_compact(CliBuf *b, const cJSON *j)
             put_compact(b, c);
         }
         cli_buf_putc(b, obj ? '}' : ']');
-    } else {
-        cli_buf_puts(b, "null");
     }
 }
 
