@@ -151,6 +151,10 @@ verbose(FILE *f, int slot, uint64_t ctick, int w)
 {
     Launches l = { 0 };
     int rc = 0;
+    if (!pn_trace_limit) {
+        fprintf(f, "-- launches: none listed (PROTON_TRACE_LIMIT=0 keeps no timeline) --\n");
+        return;
+    }
     for (PnTls *t = pn_tls_first(); t && rc == 0; t = pn_tls_next(t)) {
         l.cur_tid = t->tid;
         rc = pn_buf_foreach(t, slot, ctick, add_launch, &l);

@@ -195,6 +195,12 @@ def test_timeline_only_when_the_output_needs_it(tmp_path):
     tr = pu.load_json(tmp_path / "t0.json")
     assert pu.validate_trace(tr) == []
     assert pu.kernel_events(tr) == [] and tr["otherData"]["dropped_events"] == 0
+    # PROTON_VERBOSE asks for launch rows: at 0 the table says why there are none
+    p = pu.check_ok(pu.run_child(WORK, tmp_path, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_VERBOSE": "1",
+                                                   "PROTON_TRACE_LIMIT": "0"}))
+    assert "ropped" not in p.stderr
+    assert "-- launches: none listed (PROTON_TRACE_LIMIT=0 keeps no timeline) --" in p.stderr.splitlines(), p.stderr
+    assert {k: v["count"] for k, v in pu.parse_console(p.stderr)["rows"].items()} == {ADD_ROW: A, SCALE_ROW: S}
 
 
 def test_timeline_started_late_is_reported(tmp_path):
