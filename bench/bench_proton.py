@@ -9,6 +9,9 @@
   the difference is a ratio against a baseline measured alongside it. Two tables:
   the mean over rounds of back-to-back launches, and the median of single timed
   launches (a few ms of preemption by other work then moves only a few samples);
+  the added cost is the median over the 7 (off, on) round pairs of on - off, so load
+  that comes and goes between pairs moves both sides of a pair alike, and the load
+  average is printed with it;
 - the cost of a host scope pair (`with proton.scope(...)`) inside a session.
 One-program launches and scope pairs run on the calling thread and are timed in its
 CPU time (time.thread_time), which a loaded machine's other processes do not inflate.
@@ -59,6 +62,7 @@ for p in (1, 2, 10, 100):
         work[(p,)](x, 16 * p, BLOCK=16)
     rounds = {0: [], 1: []}
     each = {0: [], 1: []}
+    each_round = {0: [], 1: []}              # median single launch of each round
     for r in range(14):
         on = r % 2
         (proton.activate if on else proton.deactivate)(sid)
@@ -66,12 +70,20 @@ for p in (1, 2, 10, 100):
         for _ in range(reps):
             work[(p,)](x, 16 * p, BLOCK=16)
         rounds[on].append((time.perf_counter() - t0) / reps * 1e6)
+        mine = []
         for _ in range(reps // 4):           # single launches: preemption hits only a few
             t1 = ns()
             work[(p,)](x, 16 * p, BLOCK=16)
-            each[on].append(ns() - t1)
-    out.append("%d %.4f %.4f %.4f %.4f" % (p, statistics.median(rounds[0]), statistics.median(rounds[1]),
-                                           statistics.median(each[0]) / 1e3, statistics.median(each[1]) / 1e3))
+            mine.append(ns() - t1)
+        each[on] += mine
+        each_round[on].append(statistics.median(mine) / 1e3)
+    # added cost as the median over the 7 (off, on) round pairs of on - off: load that
+    # changes between pairs moves both sides of a pair alike
+    pair_mean = statistics.median(b - a for a, b in zip(rounds[0], rounds[1]))
+    pair_each = statistics.median(b - a for a, b in zip(each_round[0], each_round[1]))
+    out.append("%d %.4f %.4f %.4f %.4f %.4f %.4f" % (p, statistics.median(rounds[0]), statistics.median(rounds[1]),
+                                                     statistics.median(each[0]) / 1e3, statistics.median(each[1]) / 1e3,
+                                                     pair_mean, pair_each))
 proton.finalize()
 print(";".join(out))
 '''
@@ -110,12 +122,13 @@ def _run(code, env_extra):
 
 
 def _session_costs(env):
-    """{programs: (off_us, on_us, off_each_us, on_each_us)}: per run medians (of round
-    means; of single launches), then the median over 3 runs."""
+    """{programs: (off_us, on_us, off_each_us, on_each_us, added_mean_us, added_each_us)}:
+    per run medians (of round means; of single launches; of the paired on - off
+    differences), then the median over 3 runs."""
     runs = [_run(_SESSION, env) for _ in range(3)]
     res = {}
     for p in (1, 2, 10, 100):
-        cols = [[], [], [], []]
+        cols = [[], [], [], [], [], []]
         for r in runs:
             for row in r.split(";"):
                 q, *vals = row.split()
@@ -155,18 +168,20 @@ def run(report):
     report(f"launch, capture on, timing only (EVENTS=none): {on_none:.3f} us  (+{on_none - off:.3f} us; target <= 0.3)")
     report(f"launch, capture on, default counters:          {on_def:.3f} us  (+{on_def - off:.3f} us; "
            f"counters: {_counter_read()})")
+    load0 = os.getloadavg()[0]
     plain = _session_costs({"PROTON_EVENTS": "none"})
     ctrs = _session_costs({})
-    report("launch in a proton.start() session (median of 3 processes, off/on rounds interleaved; "
-           "target <= 1 us added):")
-    for title, i in (("mean per launch (rounds of back-to-back launches)", 0),
-                     ("median single launch (robust to preemption by other work)", 2)):
-        report(f" {title}:")
+    report(f"launch in a proton.start() session (median of 3 processes, off/on rounds interleaved; "
+           f"target <= 1 us added; load average {load0:.1f} -> {os.getloadavg()[0]:.1f}, "
+           f"{os.cpu_count()} CPUs: multi-program launches wait for a second CPU):")
+    for title, i, d in (("mean per launch (rounds of back-to-back launches)", 0, 4),
+                        ("median single launch (robust to preemption by other work)", 2, 5)):
+        report(f" {title}; (+added: median of paired on - off rounds):")
         report("  programs   session off   session on (EVENTS=none)    on with default counters")
         for p in (1, 2, 10, 100):
             o, n = plain[p][i], plain[p][i + 1]
-            o2, c = ctrs[p][i], ctrs[p][i + 1]
-            report(f"  {p:8d}   {o:8.2f} us   {n:8.2f} us (+{n - o:5.2f})       {c:8.2f} us (+{c - o2:5.2f})")
+            c = ctrs[p][i + 1]
+            report(f"  {p:8d}   {o:8.2f} us   {n:8.2f} us (+{plain[p][d]:5.2f})       {c:8.2f} us (+{ctrs[p][d]:5.2f})")
     sc = statistics.median(float(_run(_SCOPE, {})) for _ in range(3))
     report(f"host scope pair (with proton.scope):           {sc:.3f} us  (target <= 0.5)")
 

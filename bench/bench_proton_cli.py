@@ -5,8 +5,9 @@
    PROTON_OUTPUT=big.json and the default counters (about 1 GB: one launch slice, six
    counter samples and, within PROTON_TRACE_LIMIT, program slices per launch). Prints
    the recording time and the time the exit-time write took.
-2. Runs `proton-cli report` and `proton-cli html` on it and prints each one's wall
-   time and peak RSS (GNU time). Targets: report <= 500 MB and <= 20 s.
+2. Runs `proton-cli report`, `proton-cli html` and `proton-cli merge` (of the trace
+   alone: reads it twice, writes it again) on it and prints each one's wall time and
+   peak RSS (GNU time). Targets: report <= 500 MB and <= 20 s.
 
 BENCH_LAUNCHES changes the number of launches; BENCH_KEEP=dir keeps the files there.
 Numbers, not pass/fail.
@@ -74,6 +75,11 @@ def run(report):
         note = " ".join(x for x in p.stderr.splitlines() if not x.startswith("TIME "))
         report(f"proton-cli html big.json:   {t:.1f} s, peak RSS {mb:.0f} MB, "
                f"{os.path.getsize(os.path.join(d, 'big.html')) / 1e6:.1f} MB page (exit {p.returncode}) {note}")
+        merged = os.path.join(d, "merged.json")
+        t, mb, p = _timed([CLI, "merge", big, "-o", merged])
+        report(f"proton-cli merge big.json:  {t:.1f} s, peak RSS {mb:.0f} MB, "
+               f"{os.path.getsize(merged) / 1e9:.2f} GB written (exit {p.returncode})")
+        os.unlink(merged)
     finally:
         if not keep:
             shutil.rmtree(d, ignore_errors=True)

@@ -10,7 +10,9 @@
  * written at exit when it holds anything not dumped yet. It keeps a timeline only
  * where the output needs one: PROTON_OUTPUT names a Chrome trace, or the console table
  * lists launches (PROTON_VERBOSE), or profiler.start() switched it on (the format is
- * chosen at dump time); never at PROTON_TRACE_LIMIT=0. With TRITON_DISABLE_PROTON every call here
+ * chosen at dump time); never at PROTON_TRACE_LIMIT=0. A timeline switched on after the
+ * store recorded launches lacks them: a Chrome trace dumped from it says so once. With
+ * TRITON_DISABLE_PROTON every call here
  * does nothing: dump writes no file and prints no table, results are "{}".
  */
 #include "pn_int.h"
@@ -21,6 +23,7 @@
 
 int pn_capture_dirty;
 int pn_capture_timeline;
+int pn_capture_timeline_late;
 
 /* Output format from a path's suffix: .json / .chrome_trace → Chrome trace,
  * .hatchet → tree, anything else → the console table written to that file. */
@@ -45,13 +48,22 @@ output_needs_timeline(void)
     return f == PN_FMT_CHROME || (f == PN_FMT_CONSOLE && pn_cfg.verbose);
 }
 
+/* Starts slot 0's timeline; launches it recorded before are not in it. Holds pn_mu. */
+static void
+timeline_on_locked(void)
+{
+    if (!pn_capture_timeline && pn_slots[PN_CAPTURE_SLOT].used && PN_LD(&pn_capture_dirty))
+        pn_capture_timeline_late = 1;
+    pn_capture_timeline = 1;
+}
+
 /* Switches slot 0 on (creating it) or off. Holds pn_mu. */
 void
 pn_capture_enable_locked(int on)
 {
     PnSlot *s = &pn_slots[PN_CAPTURE_SLOT];
     if (on && output_needs_timeline())
-        pn_capture_timeline = 1;
+        timeline_on_locked();
     if (on && !s->used) {
         s->used = 1;
         s->id = -1;
@@ -70,7 +82,7 @@ pn_capture_enable(int on)
         return;
     pn_lock();
     if (on)
-        pn_capture_timeline = 1; /* profiler.dump() may ask for any format */
+        timeline_on_locked(); /* profiler.dump() may ask for any format */
     pn_capture_enable_locked(on);
     pn_unlock();
     if (on) {
@@ -91,7 +103,7 @@ pn_capture_keep_timeline(void)
 {
     pn_init();
     pn_lock();
-    pn_capture_timeline = 1;
+    timeline_on_locked();
     pn_mask_update();
     pn_unlock();
 }
@@ -107,6 +119,7 @@ pn_capture_reset(void)
         pn_tls_collect();
     }
     PN_ST(&pn_capture_dirty, 0);
+    pn_capture_timeline_late = 0; /* what the timeline missed is gone with the old data */
     pn_unlock();
 }
 
@@ -119,11 +132,16 @@ pn_capture_dump_locked(const char *path)
     if (p && !*p)
         p = NULL;
     int fmt = p ? pn_format_for_path(p) : PN_FMT_CONSOLE;
-    static int told;
+    static int told, told_late;
     if (fmt == PN_FMT_CHROME && !pn_capture_timeline && pn_trace_limit && !told++)
         fprintf(stderr, "proton: %s: the capture store kept no timeline (its output%s%s needs "
                 "none), so this trace has no events\n", p, pn_cfg.output ? " PROTON_OUTPUT=" : "",
                 pn_cfg.output ? pn_cfg.output : "");
+    else if (fmt == PN_FMT_CHROME && pn_capture_timeline_late && pn_trace_limit && !told_late++)
+        fprintf(stderr, "proton: %s: the capture store kept no timeline until the spine-triton profiler "
+                "was imported or started (its output%s%s needs none), so launches before that are "
+                "not in this trace (a .hatchet tree or the table has them; import it before the "
+                "first launch)\n", p, pn_cfg.output ? " PROTON_OUTPUT=" : "", pn_cfg.output ? pn_cfg.output : "");
     /* cleared before reading: a launch that ends meanwhile marks the store again */
     PN_ST(&pn_capture_dirty, 0);
     rc = pn_slot_write(PN_CAPTURE_SLOT, pn_slot_ctick[PN_CAPTURE_SLOT], fmt, p);

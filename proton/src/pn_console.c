@@ -3,7 +3,8 @@
  *
  * One row per kernel name and grid, longest total first: count, total, min, max,
  * avg with units, then one column per counter (summed over launches; time events
- * printed as times). PROTON_VERBOSE=1 adds one row per launch kept in the timeline.
+ * printed as times). The title counts kernels by name, as proton-cli html's header
+ * does (a kernel launched with two grids is one kernel on two rows). PROTON_VERBOSE=1 adds one row per launch kept in the timeline.
  * Dropped timeline events, if any, are reported on the last line.
  */
 #include "pn_int.h"
@@ -42,6 +43,20 @@ col_width(int i)
     return l < 13 ? 13 : l;
 }
 
+/* Distinct kernel names among the rows (names are interned: equal ids, equal names). */
+static uint32_t
+distinct_names(const PnKRow *rows, uint32_t n)
+{
+    uint32_t d = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t j = 0;
+        while (j < i && rows[j].name != rows[i].name)
+            j++;
+        d += j == i;
+    }
+    return d;
+}
+
 static void
 title(FILE *f, const PnKRow *rows, uint32_t n)
 {
@@ -59,7 +74,7 @@ title(FILE *f, const PnKRow *rows, uint32_t n)
         snprintf(clk, sizeof clk, "%s %.3f GHz", pn_clock_source(), hz / 1e9);
     else
         snprintf(clk, sizeof clk, "%s %.3f MHz", pn_clock_source(), hz / 1e6);
-    fprintf(f, "== Proton: %u kernels, %llu launches, %s total (clock: %s, counters: %s) ==\n", n,
+    fprintf(f, "== Proton: %u kernels, %llu launches, %s total (clock: %s, counters: %s) ==\n", distinct_names(rows, n),
             (unsigned long long)launches, tot, clk, pn_counter_source());
 }
 
@@ -136,6 +151,10 @@ verbose(FILE *f, int slot, uint64_t ctick, int w)
 {
     Launches l = { 0 };
     int rc = 0;
+    if (!pn_trace_limit) {
+        fprintf(f, "-- launches: none listed (PROTON_TRACE_LIMIT=0 keeps no timeline) --\n");
+        return;
+    }
     for (PnTls *t = pn_tls_first(); t && rc == 0; t = pn_tls_next(t)) {
         l.cur_tid = t->tid;
         rc = pn_buf_foreach(t, slot, ctick, add_launch, &l);

@@ -74,6 +74,7 @@ read_env(void)
         pn_cfg.output = strdup(v);
     pn_trace_limit = 1000000;
     pn_capture_timeline = 0;
+    pn_capture_timeline_late = 0;
     __atomic_add_fetch(&pn_budget_gen[0], 1, __ATOMIC_RELAXED); /* a new limit: scan again */
     __atomic_add_fetch(&pn_budget_gen[1], 1, __ATOMIC_RELAXED);
     if ((v = getenv("PROTON_TRACE_LIMIT")) && *v) {

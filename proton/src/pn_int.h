@@ -609,6 +609,7 @@ void pn_session_inherit(PnTls *t, int slot, PnTSlot *s);
 /* pn_capture.c */
 extern int pn_capture_dirty;             /* slot 0 recorded something not dumped yet */
 extern int pn_capture_timeline;          /* slot 0 keeps a timeline (its output needs one) */
+extern int pn_capture_timeline_late;     /* ... switched on after slot 0 recorded launches */
 int pn_format_for_path(const char *p);   /* PN_FMT_* from the suffix */
 void pn_capture_enable_locked(int on);   /* holds pn_mu */
 int pn_capture_dump_locked(const char *path); /* holds pn_mu */

@@ -195,6 +195,37 @@ def test_timeline_only_when_the_output_needs_it(tmp_path):
     tr = pu.load_json(tmp_path / "t0.json")
     assert pu.validate_trace(tr) == []
     assert pu.kernel_events(tr) == [] and tr["otherData"]["dropped_events"] == 0
+    # PROTON_VERBOSE asks for launch rows: at 0 the table says why there are none
+    p = pu.check_ok(pu.run_child(WORK, tmp_path, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_VERBOSE": "1",
+                                                   "PROTON_TRACE_LIMIT": "0"}))
+    assert "ropped" not in p.stderr
+    assert "-- launches: none listed (PROTON_TRACE_LIMIT=0 keeps no timeline) --" in p.stderr.splitlines(), p.stderr
+    assert {k: v["count"] for k, v in pu.parse_console(p.stderr)["rows"].items()} == {ADD_ROW: A, SCALE_ROW: S}
+
+
+def test_timeline_started_late_is_reported(tmp_path):
+    """With no trace output the store keeps no timeline until the spine-triton profiler
+    module is imported; a Chrome trace dumped then lacks the earlier launches (the tree
+    has them all), and one line says so. Imported first: every launch, no such line."""
+    late = ("b = Bufs()\nlaunch_add(b, %d)\n"
+            "from triton.backends.spine_triton.proton import profiler\n"
+            "launch_scale(b, %d)\n"
+            "profiler.dump('late.json')\nprofiler.dump('late2.json')\nprofiler.dump('late.hatchet')\n" % (A, S))
+    p = pu.check_ok(pu.run_child(late, tmp_path, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_EVENTS": "none"}))
+    tr = pu.load_json(tmp_path / "late.json")
+    assert pu.validate_trace(tr) == []
+    assert [e["name"] for e in pu.kernel_events(tr)] == ["scale_kernel"] * S  # after the import only
+    assert pu.kernel_counts(pu.load_json(tmp_path / "late.hatchet")) == {("ROOT", "add_kernel"): A,
+                                                                        ("ROOT", "scale_kernel"): S}
+    lines = [ln for ln in p.stderr.splitlines() if "not in this trace" in ln]
+    assert len(lines) == 1 and lines[0].startswith("proton: late.json: the capture store kept no timeline until"), \
+        p.stderr
+    first = ("from triton.backends.spine_triton.proton import profiler\n"
+             "b = Bufs()\nlaunch_add(b, %d)\nlaunch_scale(b, %d)\nprofiler.dump('first.json')\n" % (A, S))
+    p = pu.check_ok(pu.run_child(first, tmp_path, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_EVENTS": "none"}))
+    assert "not in this trace" not in p.stderr and "no timeline" not in p.stderr, p.stderr
+    tr = pu.load_json(tmp_path / "first.json")
+    assert sorted(e["name"] for e in pu.kernel_events(tr)) == ["add_kernel"] * A + ["scale_kernel"] * S
 
 
 # ---- output names ---------------------------------------------------------------------------
@@ -565,6 +596,34 @@ def test_unavailable_hardware_event_gives_notice(tmp_path):
 
 
 # ---- proton-cli ---------------------------------------------------------------------------
+
+def test_html_header_counts_kernels_as_the_console_does(tmp_path):
+    """One kernel on two grids and under two host scopes, another under one: the console
+    table says 2 kernels on 3 rows, and proton-cli html's header says 2 for the .hatchet
+    and the Chrome trace of the same run, not one per kernel node (3) or row (3)."""
+    code = ("import triton.profiler as proton\n"
+            "from triton.backends.spine_triton.proton import profiler\n"
+            "b = Bufs()\n"
+            "with proton.scope('s1'):\n"
+            "    launch_add(b, 2)\n"
+            "    add_kernel[(2,)](b.x, b.y, b.o, 500, BLOCK=BLOCK_ADD)\n"
+            "with proton.scope('s2'):\n"
+            "    launch_add(b, 1)\n"
+            "    launch_scale(b, 1)\n"
+            "profiler.dump('k.hatchet')\nprofiler.dump('k.json')\nprofiler.dump()\n")
+    p = pu.check_ok(pu.run_child(code, tmp_path, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_EVENTS": "none"}))
+    t = pu.parse_console(p.stderr)
+    assert t["title"][:2] == (2, 5) and sorted(t["rows"]) == ["add_kernel[2,1,1]", "add_kernel[4,1,1]",
+                                                              "scale_kernel[8,1,1]"], p.stderr
+    assert len(pu.kernel_counts(pu.load_json(tmp_path / "k.hatchet"))) == 3  # kernel nodes: s1/add, s2/add, s2/scale
+    for f in ("k.hatchet", "k.json"):
+        r = subprocess.run([pu.PROTON_CLI, "html", f, "-o", f + ".html"], cwd=str(tmp_path), capture_output=True,
+                           text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        page = (tmp_path / (f + ".html")).read_text()
+        cards = dict(re.findall(r'<div class="k">([^<]*)</div><div class="v"[^>]*>([^<]*)<', page))
+        assert (cards["Kernels"], cards["Launches"]) == (str(t["title"][0]), str(t["title"][1])), (f, cards)
+
 
 def test_proton_cli_report_of_capture(tmp_path):
     assert os.access(pu.PROTON_CLI, os.X_OK), f"{pu.PROTON_CLI} is not built (make build/bin/proton-cli)"

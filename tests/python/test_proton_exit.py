@@ -6,6 +6,7 @@ proton/src/pn_output.c: every file stays at its temporary name that long before 
 rename), so a signal can be sent while it is in progress: the test waits until the
 temporary file exists.
 """
+import errno
 import glob
 import json
 import os
@@ -103,6 +104,26 @@ def test_stale_temp_files_of_dead_processes_are_removed(tmp_path):
     pu.check_ok(pu.run_child(WORK, tmp_path, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_OUTPUT": "cap.json"}))
     assert _temp_files(tmp_path) == [alive.name]
     assert pu.validate_trace(pu.load_json(tmp_path / "cap.json")) == []
+
+
+def test_write_error_removes_the_temporary_file(tmp_path):
+    """A write that fails half-way (file size limit: EFBIG) leaves no file and no
+    temporary file: finalize() raises OSError with the path, the exit write of the
+    capture store says so once, and the process exits normally."""
+    code = ("import resource, signal\n"
+            "import triton.profiler as proton\n"
+            "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+            "proton.start('sess', backend='cpu', data='trace')\n" + WORK +
+            "resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))\n"
+            "try:\n    proton.finalize()\nexcept OSError as e:\n"
+            "    print('OSError', e.errno, e.filename, flush=True)\n")
+    p = pu.run_child(code, tmp_path, {"PROTON_KERNEL_CAPTURE": "1", "PROTON_OUTPUT": "cap.json",
+                                      "PROTON_EVENTS": "none"})
+    assert p.returncode == 0, pu.describe(p)
+    assert p.stdout.splitlines()[-1] == "OSError %d sess.chrome_trace" % errno.EFBIG, pu.describe(p)
+    assert [ln for ln in p.stderr.splitlines() if ln.startswith("proton:")] == \
+        ["proton: cannot write cap.json: " + os.strerror(errno.EFBIG)], p.stderr
+    assert pu.child_files(tmp_path) == [], pu.describe(p)  # no output, no .tmp.<pid>.<n>
 
 
 # ---- fork and multiprocessing ---------------------------------------------------------------

@@ -422,6 +422,48 @@ test_merge_traces(void **state)
 }
 
 
+/* Events are written straight from the parsed input (no copy): every field kept in its
+ * order with its exact value, the first pid mapped (added where absent), the first ts
+ * shifted, a process_name's args.name prefixed (added where absent), strings escaped
+ * so that cJSON reads back the same text. */
+static void
+test_merge_rewrites_events_exactly(void **state)
+{
+    (void)state;
+    CliErr e;
+    const char *a = "{\"baseTimeNanoseconds\": 1000, \"traceEvents\": ["
+                    "{\"ph\": \"X\", \"name\": \"k\\\"\\\\\\n\\u0001\", \"pid\": \"p\", \"tid\": 3, \"ts\": 0.125,"
+                    " \"dur\": 1e-3, \"args\": {\"v\": [1, 2.5, -3e20, true, false, null, {}, []], \"big\": 18446744073709551615},"
+                    " \"ts\": 99},"
+                    "{\"ph\": \"i\", \"ts\": 4},"
+                    "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": \"p\", \"args\": {\"sort\": 1}},"
+                    "{\"ph\": \"M\", \"name\": \"process_name\", \"args\": {\"name\": \"main\", \"x\": 2}}]}";
+    const char *b = "{\"baseTimeNanoseconds\": 0, \"traceEvents\": []}";
+    cJSON *m = merge_two(a, b, 0, &e);
+    if (!m)
+        print_error("%s\n", e.msg);
+    assert_non_null(m);
+    cJSON *evs = cJSON_GetObjectItem(m, "traceEvents");
+    char *s0 = cJSON_PrintUnformatted(cJSON_GetArrayItem(evs, 0));
+    /* pid "p" becomes 1 (a string pid renumbers), ts + 1 us (1000 ns later base), the second ts as is */
+    assert_string_equal(s0, "{\"ph\":\"X\",\"name\":\"k\\\"\\\\\\n\\u0001\",\"pid\":1,\"tid\":3,\"ts\":1.125,"
+                            "\"dur\":0.001,\"args\":{\"v\":[1,2.5,-3e+20,true,false,null,{},[]],"
+                            "\"big\":1.8446744073709552e+19},\"ts\":99}");
+    free(s0);
+    char *s1 = cJSON_PrintUnformatted(cJSON_GetArrayItem(evs, 1));
+    assert_string_equal(s1, "{\"ph\":\"i\",\"ts\":5,\"pid\":2}"); /* no pid: label "0", pid 2 */
+    free(s1);
+    char *s2 = cJSON_PrintUnformatted(cJSON_GetArrayItem(evs, 2));
+    assert_string_equal(s2, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"sort\":1,"
+                            "\"name\":\"a.json: process\"}}");
+    free(s2);
+    char *s3 = cJSON_PrintUnformatted(cJSON_GetArrayItem(evs, 3));
+    assert_string_equal(s3, "{\"ph\":\"M\",\"name\":\"process_name\",\"args\":{\"name\":\"a.json: main\",\"x\":2},"
+                            "\"pid\":2}");
+    free(s3);
+    cJSON_Delete(m);
+}
+
 /* merge keeps each input's otherData and says what they have in common: one clock,
  * mixed counter sources, the union of the events, the sum of the drops (issue 14) */
 static void
@@ -872,6 +914,7 @@ main(void)
         cmocka_unit_test(test_trace_counters_ipc),
         cmocka_unit_test(test_path_separator_is_unambiguous),
         cmocka_unit_test(test_merge_traces),
+        cmocka_unit_test(test_merge_rewrites_events_exactly),
         cmocka_unit_test(test_merge_keeps_other_data),
         cmocka_unit_test(test_diff_missing_is_not_a_change),
         cmocka_unit_test(test_metric_parse),

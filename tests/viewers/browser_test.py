@@ -7,7 +7,8 @@ the script ran (body[data-ready]), the icicle view, table, timeline (traces) and
 (when expected) are present and non-empty; hovering an icicle cell (real mouse events)
 shows its details with the node's name; clicking the Name and Time table headers sorts
 the rows; no text of the roofline (roof label, axis labels, point labels) reaches past
-the chart's edges and no two point labels overlap (their boxes measured with getBBox);
+the chart's edges, no two point labels overlap and the roof line and its label lie inside
+the plot area, also when every point is above the roof (boxes measured with getBBox);
 the compiler remarks section shows the remark (:remarks); the header's kernel count is
 the number of distinct kernel names in the tree (not of kernel nodes); then the same page
 with JavaScript disabled still shows the table (and the remarks). A
@@ -19,6 +20,7 @@ Exit status 0 when every page passes; prints one line per check.
 import base64
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -129,7 +131,7 @@ CHECK_JS = """JSON.stringify({
 # Text boxes of the roofline against the SVG's bounds, and point labels against each
 # other; the header's kernel count against the distinct kernel names of the tree.
 LAYOUT_JS = """(function () {
-  var out = {clipped: [], overlaps: [], labels: 0, kernels_card: null, kernels: 0};
+  var out = {clipped: [], overlaps: [], outside: [], timeline: [], labels: 0, kernels_card: null, kernels: 0};
   var svg = document.querySelector('#roofline svg');
   if (svg) {
     var W = svg.width.baseVal.value, H = svg.height.baseVal.value, boxes = [];
@@ -141,6 +143,15 @@ LAYOUT_JS = """(function () {
       if (t.classList.contains('pt-label')) boxes.push([t.textContent, b]);
     });
     out.labels = boxes.length;
+    /* the roof line and its label inside the plot area (not over the axes' labels) */
+    var plot = svg.querySelector('rect.plot').getBBox();
+    [svg.querySelector('polyline.roof'), svg.querySelector('text.roof-label')].forEach(function (x) {
+      var b = x.getBBox();
+      if (b.x < plot.x - 1.5 || b.y < plot.y - 1.5 || b.x + b.width > plot.x + plot.width + 1.5 ||
+          b.y + b.height > plot.y + plot.height + 1.5)
+        out.outside.push((x.textContent || 'roof line') + ' [' + [b.x, b.y, b.width, b.height].map(Math.round) +
+                         ' outside the plot ' + [plot.x, plot.y, plot.width, plot.height].map(Math.round) + ']');
+    });
     for (var i = 0; i < boxes.length; i++)
       for (var j = i + 1; j < boxes.length; j++) {
         var a = boxes[i][1], b = boxes[j][1];
@@ -151,6 +162,24 @@ LAYOUT_JS = """(function () {
   Array.prototype.forEach.call(document.querySelectorAll('header .card'), function (c) {
     if (c.querySelector('.k').textContent === 'Kernels') out.kernels_card = c.querySelector('.v').textContent;
   });
+  /* the timeline's tick labels: inside the chart, none over another */
+  var tsvg = document.querySelector('#timeline svg');
+  if (tsvg) {
+    var tw = tsvg.width.baseVal.value, ticks = Array.prototype.map.call(tsvg.querySelectorAll('text.tick'),
+      function (t) { return [t.textContent, t.getBBox()]; });
+    ticks.forEach(function (a, i) {
+      if (a[1].x < -0.5 || a[1].x + a[1].width > tw + 0.5) out.timeline.push('tick ' + a[0] + ' clipped');
+      for (var j = i + 1; j < ticks.length; j++) {
+        var b = ticks[j][1];
+        if (a[1].x < b.x + b.width && b.x < a[1].x + a[1].width) out.timeline.push('ticks ' + a[0] + ' / ' + ticks[j][0] + ' overlap');
+      }
+    });
+  }
+  var rf = JSON.parse(document.getElementById('tritium-data').textContent).roofline;
+  out.above = rf ? rf.points.filter(function (p) { return p.g > Math.min(rf.peakG, p.ai * rf.peakBW) * 1.0001; }).length : 0;
+  out.measured = rf ? !!rf.measured : false;
+  var hint = document.querySelector('#roofline p.hint');
+  out.note = hint ? hint.textContent : '';
   var names = {};
   (function walk(n) {
     if (n.k === 'kernel') names[n.n] = 1;
@@ -166,6 +195,12 @@ def check_layout(c, s):
     r = evaluate(c, s, LAYOUT_JS)
     problems = [f"roofline text clipped: {x}" for x in r["clipped"]]
     problems += [f"roofline labels overlap: {x}" for x in r["overlaps"]]
+    problems += [f"roofline roof not in the plot: {x}" for x in r["outside"]]
+    problems += [f"timeline {x}" for x in r["timeline"]]
+    said = re.search(r"(\d+) points? (?:is|are) above the roof", r["note"])
+    if (int(said.group(1)) if said else 0) != (0 if r["measured"] else r["above"]):
+        problems.append(f"roofline note says {said.group(0) if said else 'nothing'} about points above the roof, "
+                        f"{r['above']} are")
     if r["kernels_card"] is not None and r["kernels_card"] != str(r["kernels"]):
         problems.append(f"header says {r['kernels_card']} kernels, the tree has {r['kernels']} kernel names")
     return problems, r

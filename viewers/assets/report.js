@@ -202,12 +202,16 @@
     });
     var svg = el('svg', { width: W, height: y + 4, 'class': 'timeline' }, host);
     var step = niceStep(v1 - v0, Math.max(2, Math.floor(PW / 110)));
+    var tickRight = -1e9; /* right edge of the last tick label drawn */
     for (var tk = Math.ceil((v0 - tl.t0) / step) * step; tk <= v1 - tl.t0; tk += step) {
       var tx = LABEL + (tl.t0 + tk - v0) * sx;
       el('line', { x1: tx, x2: tx, y1: AX - 4, y2: y, 'class': 'gridline' }, svg);
       var end = tx + 60 > W;
-      el('text', { x: end ? tx - 2 : tx + 2, y: 12, 'class': 'axis', 'text-anchor': end ? 'end' : 'start' }, svg)
-        .textContent = fmtTick(tk, step);
+      var tt = el('text', { x: end ? tx - 2 : tx + 2, y: 12, 'class': 'axis tick', 'text-anchor': end ? 'end' : 'start' }, svg);
+      tt.textContent = fmtTick(tk, step);
+      var tb = tt.getBBox();  /* the last one, pulled left of its tick, may meet the one before */
+      if (tb.x < tickRight + 6) tt.remove();
+      else tickRight = tb.x + tb.width;
     }
     var proc = null;
     layout.forEach(function (row, i) {
@@ -290,7 +294,9 @@
     var pts = rf.points, ridge = rf.peakBW > 0 ? rf.peakG / rf.peakBW : 1;
     var ais = pts.map(function (p) { return p.ai; }), gs = pts.map(function (p) { return p.g; });
     var x0 = Math.min(Math.min.apply(null, ais), ridge) / 4, x1 = Math.max(Math.max.apply(null, ais), ridge) * 4;
-    var y0 = Math.min.apply(null, gs) / 4, y1 = Math.max(rf.peakG, Math.max.apply(null, gs)) * 3;
+    /* the range holds the points and the flat roof, also when every point is above it
+     * (static counts larger than what ran, or roofs measured on a busy machine) */
+    var y0 = Math.min(rf.peakG, Math.min.apply(null, gs)) / 4, y1 = Math.max(rf.peakG, Math.max.apply(null, gs)) * 3;
     var lx0 = Math.log10(x0), lx1 = Math.log10(x1), ly0 = Math.log10(y0), ly1 = Math.log10(y1);
     function X(v) { return L + (Math.log10(v) - lx0) / (lx1 - lx0) * (W - L - R); }
     function Y(v) { return H - B - (Math.log10(v) - ly0) / (ly1 - ly0) * (H - T - B); }
@@ -304,7 +310,7 @@
       el('line', { x1: L, x2: W - R, y1: Y(Math.pow(10, e)), y2: Y(Math.pow(10, e)), 'class': 'gridline' }, svg);
       el('text', { x: L - 5, y: Y(Math.pow(10, e)) + 3, 'class': 'axis', 'text-anchor': 'end' }, svg).textContent = pow10(e);
     }
-    el('rect', { x: L, y: T, width: W - L - R, height: H - T - B, fill: 'none', stroke: '#d5d9e0' }, svg);
+    el('rect', { x: L, y: T, width: W - L - R, height: H - T - B, fill: 'none', stroke: '#d5d9e0', 'class': 'plot' }, svg);
     el('text', { x: L + (W - L - R) / 2 - 110, y: H - 8, 'class': 'axis' }, svg).textContent =
       'arithmetic intensity (FLOP/byte, log)';
     var yl = el('text', { x: 12, y: T + (H - T - B) / 2 + 40, 'class': 'axis',
@@ -314,7 +320,7 @@
     var r0 = x0 * rf.peakBW < y0 ? [y0 / rf.peakBW, y0] : [x0, Math.min(rf.peakG, x0 * rf.peakBW)];
     var roof = [r0, [ridge, rf.peakG], [x1, rf.peakG]];
     el('polyline', { points: roof.map(function (p) { return X(p[0]) + ',' + Y(p[1]); }).join(' '),
-      fill: 'none', stroke: '#d0453a', 'stroke-width': 2 }, svg);
+      fill: 'none', stroke: '#d0453a', 'stroke-width': 2, 'class': 'roof' }, svg);
     /* the roof label sits on the flat roof, right-aligned inside the plot; below the
      * line when there is no room above it */
     var rl = el('text', { x: W - R - 4, y: Y(rf.peakG) - 6, 'class': 'axis roof-label', fill: '#d0453a',
@@ -350,7 +356,7 @@
       if (seen[key]) return;
       seen[key] = 1;
       var t = el('text', { 'font-size': 10.5, fill: '#394150', 'class': 'pt-label' }, svg);
-      t.textContent = p.n.slice(0, 28);
+      t.textContent = p.n.length > 28 ? p.n.slice(0, 27) + '\u2026' : p.n;
       var spots = [[cx + 8, cy + 4, 'start'], [cx - 8, cy + 4, 'end'], [cx, cy - 9, 'middle'], [cx, cy + 17, 'middle'],
         [cx - 4, cy + 17, 'end'], [cx - 4, cy - 9, 'end'], [cx + 4, cy + 17, 'start'], [cx + 4, cy - 9, 'start']];
       for (var i = 0; i < spots.length; i++) {
@@ -364,9 +370,12 @@
       hidden++;
     });
     host.setAttribute('data-points', String(n));
+    var above = pts.filter(function (p) { return p.g > Math.min(rf.peakG, p.ai * rf.peakBW) * 1.0001; }).length;
     var note = document.createElement('p');
     note.className = 'hint';
     note.textContent = 'Roof: ' + rf.source + '. Ridge at ' + fmtNum(ridge, 2) + ' FLOP/byte.' +
+      (!rf.measured && above > 0 ? ' ' + above + ' point' + (above > 1 ? 's are' : ' is') + ' above the roof: the static ' +
+       'counts are larger than what ran, or the roofs were measured on a busy machine.' : '') +
       (hidden ? ' ' + hidden + ' point label' + (hidden > 1 ? 's' : '') + ' left out where they would overlap; ' +
        'hover a point for its name.' : '');
     host.appendChild(note);

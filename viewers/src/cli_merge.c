@@ -89,10 +89,10 @@ all_scalars(const cJSON *j)
     return 1;
 }
 
-/* Recursion depth is bounded by cJSON's nesting limit. 'report' mode keeps keys in
- * their order and prints arrays of scalars on one line. */
-static void
-print_value(CliBuf *b, const cJSON *j, int level, int report)
+/* A value that is not an array or object (numbers exact, through cli_fmt_double);
+ * 0 when j is an array or object. */
+static int
+print_scalar(CliBuf *b, const cJSON *j)
 {
     char num[32];
     if (cJSON_IsRaw(j)) {
@@ -104,9 +104,20 @@ print_value(CliBuf *b, const cJSON *j, int level, int report)
         print_string(b, j->valuestring);
     } else if (cJSON_IsBool(j)) {
         cli_buf_puts(b, cJSON_IsTrue(j) ? "true" : "false");
-    } else if (cJSON_IsNull(j)) {
-        cli_buf_puts(b, "null");
     } else if (cJSON_IsArray(j) || cJSON_IsObject(j)) {
+        return 0;
+    } else {
+        cli_buf_puts(b, "null");
+    }
+    return 1;
+}
+
+/* Recursion depth is bounded by cJSON's nesting limit. 'report' mode keeps keys in
+ * their order and prints arrays of scalars on one line. */
+static void
+print_value(CliBuf *b, const cJSON *j, int level, int report)
+{
+    if (!print_scalar(b, j)) {
         int n = cJSON_GetArraySize(j), k = 0, obj = cJSON_IsObject(j);
         if (n == 0) {
             cli_buf_puts(b, obj ? "{}" : "[]");
@@ -338,16 +349,6 @@ pid_index(TraceIn *t, const char *label, int add)
     return t->npids++;
 }
 
-/* Replaces o[key] with v, or adds it. Takes ownership of v. */
-static void
-set_item(cJSON *o, const char *key, cJSON *v)
-{
-    if (cJSON_GetObjectItemCaseSensitive(o, key))
-        cJSON_ReplaceItemInObjectCaseSensitive(o, key, v);
-    else
-        cJSON_AddItemToObject(o, key, v);
-}
-
 /* Reads input 'in' from memory or from its file. 0 or -1 with e set. */
 static int
 src_open(CliSrc *s, const CliMergeIn *in, CliErr *e)
@@ -521,17 +522,55 @@ typedef struct Writer {
     double shift_us;
     int order;           /* the input's place: process_sort_index */
     int first;           /* no event written yet */
+    CliBuf b;            /* the event being written */
 } Writer;
+
+/* j as compact JSON (keys in their order, no spaces), numbers exact (cli_fmt_double).
+ * Recursion depth is bounded by cJSON's nesting limit. */
+static void
+put_compact(CliBuf *b, const cJSON *j)
+{
+    if (!print_scalar(b, j)) {
+        int obj = cJSON_IsObject(j);
+        cli_buf_putc(b, obj ? '{' : '[');
+        for (const cJSON *c = j->child; c; c = c->next) {
+            if (c != j->child)
+                cli_buf_putc(b, ',');
+            if (obj) {
+                print_string(b, c->string);
+                cli_buf_putc(b, ':');
+            }
+            put_compact(b, c);
+        }
+        cli_buf_putc(b, obj ? '}' : ']');
+    }
+}
+
+static void
+put_event(Writer *wr)
+{
+    if (!wr->first)
+        wr->w(",", 1, wr->user);
+    wr->first = 0;
+    wr->w(wr->b.s, wr->b.n, wr->user);
+}
 
 static void
 put_json(Writer *wr, const cJSON *j)
 {
-    char *s = cJSON_PrintUnformatted(j);
-    if (!wr->first)
-        wr->w(",", 1, wr->user);
-    wr->first = 0;
-    wr->w(s, strlen(s), wr->user);
-    free(s);
+    wr->b.n = 0;
+    put_compact(&wr->b, j);
+    put_event(wr);
+}
+
+static void
+put_key_number(CliBuf *b, const char *key, double v)
+{
+    char num[32];
+    print_string(b, key);
+    cli_buf_putc(b, ':');
+    cli_fmt_double(num, v);
+    cli_buf_puts(b, num);
 }
 
 static int
@@ -541,34 +580,72 @@ skip_field(void *u, const char *key, const cJSON *v, const CliSpanText *text, Cl
     return 0;
 }
 
-/* One event with its pid remapped and ts shifted; processes named after the input. */
+/* One event with its pid remapped and ts shifted (the first "pid" and "ts" keys: those
+ * the readers use; a missing pid is added), processes named after the input; written
+ * straight from the parsed event, without a copy. */
 static int
 write_event(void *u, const cJSON *ev, int idx, CliErr *e)
 {
     Writer *wr = u;
-    cJSON *copy = cJSON_Duplicate(ev, 1);
+    CliBuf *b = &wr->b;
     char *label = pid_label(ev);
     int k = pid_index(wr->t, label, 0);
     (void)idx, (void)e;
     free(label);
-    set_item(copy, "pid", cJSON_CreateNumber(wr->map[k]));
-    cJSON *ts = cJSON_GetObjectItemCaseSensitive(copy, "ts");
-    if (cJSON_IsNumber(ts))
-        cJSON_SetNumberValue(ts, ts->valuedouble + wr->shift_us);
-    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(copy, "ph");
-    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(copy, "name");
-    cJSON *args = cJSON_GetObjectItemCaseSensitive(copy, "args");
-    if (cJSON_IsString(ph) && strcmp(ph->valuestring, "M") == 0 && cJSON_IsString(nm) &&
-        strcmp(nm->valuestring, "process_name") == 0 && cJSON_IsObject(args)) {
-        const cJSON *old = cJSON_GetObjectItemCaseSensitive(args, "name");
-        char name[1024];
-        snprintf(name, sizeof name, "%s: %s", wr->t->name,
-                 cJSON_IsString(old) ? old->valuestring : "process");
-        set_item(args, "name", cJSON_CreateString(name));
-        wr->named[k] = 1;
+    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(ev, "ph");
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(ev, "name");
+    const cJSON *pid = cJSON_GetObjectItemCaseSensitive(ev, "pid");
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(ev, "ts");
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
+    int pname = cJSON_IsString(ph) && strcmp(ph->valuestring, "M") == 0 && cJSON_IsString(nm) &&
+                strcmp(nm->valuestring, "process_name") == 0 && cJSON_IsObject(args);
+    b->n = 0;
+    cli_buf_putc(b, '{');
+    for (const cJSON *c = ev->child; c; c = c->next) {
+        if (c != ev->child)
+            cli_buf_putc(b, ',');
+        if (c == pid) {
+            put_key_number(b, "pid", wr->map[k]);
+        } else if (c == ts && cJSON_IsNumber(ts)) {
+            put_key_number(b, "ts", ts->valuedouble + wr->shift_us);
+        } else if (c == args && pname) {
+            const cJSON *old = cJSON_GetObjectItemCaseSensitive(args, "name");
+            char name[1024];
+            snprintf(name, sizeof name, "%s: %s", wr->t->name, cJSON_IsString(old) ? old->valuestring : "process");
+            print_string(b, "args");
+            cli_buf_puts(b, ":{");
+            for (const cJSON *a = args->child; a; a = a->next) {
+                if (a != args->child)
+                    cli_buf_putc(b, ',');
+                print_string(b, a->string);
+                cli_buf_putc(b, ':');
+                if (a == old)
+                    print_string(b, name);
+                else
+                    put_compact(b, a);
+            }
+            if (!old) {
+                if (args->child)
+                    cli_buf_putc(b, ',');
+                print_string(b, "name");
+                cli_buf_putc(b, ':');
+                print_string(b, name);
+            }
+            cli_buf_putc(b, '}');
+            wr->named[k] = 1;
+        } else {
+            print_string(b, c->string);
+            cli_buf_putc(b, ':');
+            put_compact(b, c);
+        }
     }
-    put_json(wr, copy);
-    cJSON_Delete(copy);
+    if (!pid) {
+        if (ev->child)
+            cli_buf_putc(b, ',');
+        put_key_number(b, "pid", wr->map[k]);
+    }
+    cli_buf_putc(b, '}');
+    put_event(wr);
     return 0;
 }
 
@@ -723,10 +800,13 @@ merge_traces(TraceIn *in, int n, CliWriteFn w, void *user, CliErr *e)
         wr.named = cli_xcalloc((size_t)(in[i].npids ? in[i].npids : 1), sizeof(int));
         int r = append_trace(&wr, e);
         free(wr.named);
-        if (r != 0)
+        if (r != 0) {
+            cli_buf_fini(&wr.b);
             goto out;
+        }
     }
     w("]}\n", 3, user);
+    cli_buf_fini(&wr.b);
     rc = 0;
 out:
     for (int i = 0; i < n; i++)
