@@ -47,8 +47,6 @@ void ir_arena_fini(IrArena *a);
 
 /* ---- types (ir_type.c) ------------------------------------------------------------ */
 
-#define IR_MAX_RANK 8
-
 typedef enum IrTypeKind { IR_TK_NONE, IR_TK_SCALAR, IR_TK_PTR, IR_TK_TENSOR } IrTypeKind;
 
 typedef struct IrTypeInfo {
