@@ -156,3 +156,23 @@ def test_xor_cas_tiles(dtype, B):
     x0 = x.clone()
     _cas_kernel[(1,)](x, c, v, out, B=B)
     assert torch.equal(out, x0) and torch.equal(x, torch.where(x0 == c, v, x0))
+
+
+@triton.jit
+def _math_any_kernel(X, Y, FN: tl.constexpr):
+    x = tl.load(X + tl.arange(0, 16))
+    tl.store(Y + tl.arange(0, 16), getattr(tl, FN)(x))
+
+
+@pytest.mark.parametrize("fn", ["exp", "exp2", "log", "log2", "cos", "sin", "sqrt", "rsqrt", "erf", "floor", "ceil",
+                                "sqrt_rn"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.int32])
+def test_math_dtype_rule_every_function(fn, dtype):
+    """Upstream's `_check_dtype` lists, function by function; fp32 passes and matches torch."""
+    with pytest.raises(triton.CompilationError, match="Expected dtype"):
+        _math_any_kernel[(1,)](torch.ones(16, dtype=dtype), torch.empty(16), fn)
+    x = torch.rand(16) + 0.5
+    y = torch.empty(16)
+    _math_any_kernel[(1,)](x, y, fn)
+    ref = {"rsqrt": torch.rsqrt(x), "sqrt_rn": torch.sqrt(x)}.get(fn)
+    torch.testing.assert_close(y, getattr(torch, fn)(x) if ref is None else ref)
