@@ -5,7 +5,9 @@
  * Folds integer, float and comparison ops on scalar and splat constants, casts of
  * constants, shape ops of splats; applies identities (x+0, x*1, x*0 for ints,
  * x&x, x-x ...), selects with a constant condition, addptr with a zero offset and
- * cast chains (trunc(ext x), ext(ext x)); moves constants to the right of
+ * cast chains (trunc(ext x), ext(ext x)); ptr_to_int of int_to_ptr (also through a
+ * select) to the integers, and a select of two scalar pointers to a cast pointer
+ * (fold_ptr_to_int, fold_ptr_select); moves constants to the right of
  * commutative ops; folds `acc + dot(a, b, 0)` into `dot(a, b, acc)`; turns selects
  * that compute a min or max into the min/max op (fold_minmax); computes element-wise
  * ops of splats on the scalars (fold_splat_elem). Integer folds wrap at the type's width and never fold
