@@ -258,6 +258,7 @@ void ir_canonicalize(IrFunc *f); /* ir_canon.c: fold constants, simplify, Requir
 void ir_cse(IrFunc *f);          /* ir_cse.c: merge identical pure ops, Requires: - */
 void ir_dce(IrFunc *f);          /* ir_dce.c: remove unused pure ops, Requires: - */
 void ir_accum(IrFunc *f);        /* ir_accum.c: reduce-after-loop tiles carried reduced, Requires: - */
+void ir_ptr_carry(IrFunc *f);    /* ir_ptrcarry.c: if/else and gathered loop pointers carried as addresses, Requires: - */
 bool ir_layout(IrFunc *f);       /* ir_layout.c: fold and sink trans/reshape; true if changed */
 
 /* ir_pipeline.c */
