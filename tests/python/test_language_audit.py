@@ -13,19 +13,14 @@ from triton.runtime import _allocation
 # ---- atomics through gathered pointers --------------------------------------------------------
 
 @triton.jit
-def _scatter_add_kernel(Out, Idx, Val, n, BLOCK: tl.constexpr):
+def _scatter_kernel(Out, Idx, Val, n, OP: tl.constexpr, BLOCK: tl.constexpr):
     o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = o < n
     i = tl.load(Idx + o, mask=m, other=0)
-    tl.atomic_add(Out + i, tl.load(Val + o, mask=m), mask=m)
-
-
-@triton.jit
-def _scatter_max_kernel(Out, Idx, Val, n, BLOCK: tl.constexpr):
-    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = o < n
-    i = tl.load(Idx + o, mask=m, other=0)
-    tl.atomic_max(Out + i, tl.load(Val + o, mask=m), mask=m)
+    if OP == "add":
+        tl.atomic_add(Out + i, tl.load(Val + o, mask=m), mask=m)
+    else:
+        tl.atomic_max(Out + i, tl.load(Val + o, mask=m), mask=m)
 
 
 def test_atomics_through_loaded_indices():
@@ -34,10 +29,10 @@ def test_atomics_through_loaded_indices():
     idx = torch.randint(0, bins, (n,), generator=g)
     val = torch.randint(-100, 100, (n,), generator=g, dtype=torch.int32)
     out = torch.zeros(bins, dtype=torch.int32)
-    _scatter_add_kernel[(triton.cdiv(n, 256),)](out, idx, val, n, BLOCK=256)
+    _scatter_kernel[(triton.cdiv(n, 256),)](out, idx, val, n, OP="add", BLOCK=256)
     assert torch.equal(out, torch.zeros(bins, dtype=torch.int32).index_add_(0, idx, val))
     mx = torch.full((bins,), -1000, dtype=torch.int32)
-    _scatter_max_kernel[(triton.cdiv(n, 256),)](mx, idx, val, n, BLOCK=256)
+    _scatter_kernel[(triton.cdiv(n, 256),)](mx, idx, val, n, OP="max", BLOCK=256)
     ref = torch.full((bins,), -1000, dtype=torch.int32).scatter_reduce_(0, idx, val, "amax")
     assert torch.equal(mx, ref)
 
