@@ -49,4 +49,6 @@ def relu(x):
     return _core.maximum(x, 0.0)
 
 
-from triton.language.extra.cpu.libdevice_more import *  # noqa: F401,F403,E402 (upstream's other names)
+from triton.language.extra.cpu.libdevice_bits import *  # noqa: F401,F403,E402 (upstream's other names)
+from triton.language.extra.cpu.libdevice_round import *  # noqa: F401,F403,E402
+from triton.language.extra.cpu.libdevice_more import *  # noqa: F401,F403,E402
