@@ -39,6 +39,7 @@ typedef struct IrBuilder IrBuilder;
 typedef uint32_t IrRef;  /* a value in the function being built; IR_NONE = none */
 typedef uint32_t IrType; /* an interned type of the module */
 #define IR_NONE 0u
+#define IR_MAX_RANK 16 /* dims of a tensor type (upstream has no limit; its suite reshapes to 9) */
 
 /* ---- element types ---- ORDER IR_DTYPE (Python reads them from _C.DTYPES) ------- */
 typedef enum IrDtype {

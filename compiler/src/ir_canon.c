@@ -5,7 +5,9 @@
  * Folds integer, float and comparison ops on scalar and splat constants, casts of
  * constants, shape ops of splats; applies identities (x+0, x*1, x*0 for ints,
  * x&x, x-x ...), selects with a constant condition, addptr with a zero offset and
- * cast chains (trunc(ext x), ext(ext x)); moves constants to the right of
+ * cast chains (trunc(ext x), ext(ext x)); ptr_to_int of int_to_ptr (also through a
+ * select) to the integers, and a select of two scalar pointers to a cast pointer
+ * (fold_ptr_to_int, fold_ptr_select); moves constants to the right of
  * commutative ops; folds `acc + dot(a, b, 0)` into `dot(a, b, acc)`; turns selects
  * that compute a min or max into the min/max op (fold_minmax); computes element-wise
  * ops of splats on the scalars (fold_splat_elem). Integer folds wrap at the type's width and never fold
@@ -566,6 +568,53 @@ fold_unit_range(Canon *c, IrOp *op)
     return k->res[0];
 }
 
+/* ptr_to_int(int_to_ptr(x)) -> x when x has the result's type, and
+ * ptr_to_int(select(c, int_to_ptr(a), int_to_ptr(b))) -> select(c, a, b): addresses
+ * made pointers and read back as integers (upstream's `tl.where` of `.to(tl.pi32_t)`
+ * tiles stored as int64) never become pointer tiles the plan would have to form. */
+static IrRef
+unwrap_int_ptr(Canon *c, IrRef p, IrType t)
+{
+    IrOp *d = def_of(c, p);
+    return d && d->opc == IR_INT_TO_PTR && ty(c, d->args[0]) == t ? d->args[0] : IR_NONE;
+}
+
+static IrRef
+fold_ptr_to_int(Canon *c, IrOp *op)
+{
+    IrType t = ty(c, op->res[0]);
+    IrRef x = unwrap_int_ptr(c, op->args[0], t);
+    if (x != IR_NONE)
+        return x;
+    IrOp *s = def_of(c, op->args[0]);
+    if (!s || s->opc != IR_SELECT)
+        return IR_NONE;
+    IrRef a = unwrap_int_ptr(c, s->args[1], t), b = unwrap_int_ptr(c, s->args[2], t);
+    if (a == IR_NONE || b == IR_NONE)
+        return IR_NONE;
+    IrRef args[3] = {s->args[0], a, b};
+    return new_before(c, op, IR_SELECT, args, 3, t)->res[0];
+}
+
+/* select(c, p, q) of two scalar pointers -> int_to_ptr(select(c, ptr_to_int(p),
+ * ptr_to_int(q))): `tl.where(cond, a_ptr, b_ptr)` picks one of two arguments, which no
+ * single pointer form describes; the result is a cast pointer, which may point into
+ * any argument (docs/compiler.md §2.3). */
+static IrRef
+fold_ptr_select(Canon *c, IrOp *op)
+{
+    IrType pt = ty(c, op->res[0]);
+    if (!ir_type_is_ptr(c->m, pt) || ir_type_rank(c->m, pt) != 0 ||
+        ir_type_is_tensor(c->m, ir_type_pointee(c->m, pt))) /* not a block pointer */
+        return IR_NONE;
+    IrType i64 = ir_type_scalar(c->m, IR_I64);
+    IrRef a = new_before(c, op, IR_PTR_TO_INT, &op->args[1], 1, i64)->res[0];
+    IrRef b = new_before(c, op, IR_PTR_TO_INT, &op->args[2], 1, i64)->res[0];
+    IrRef args[3] = {op->args[0], a, b};
+    IrRef s = new_before(c, op, IR_SELECT, args, 3, i64)->res[0];
+    return new_before(c, op, IR_INT_TO_PTR, &s, 1, pt)->res[0];
+}
+
 /* ---- driver ----------------------------------------------------------------------------------- */
 
 static IrRef
@@ -583,8 +632,12 @@ simplify(Canon *c, IrOp *op)
         return fold_chain(c, op);
     case IR_MAKE_RANGE:
         return fold_unit_range(c, op);
+    case IR_PTR_TO_INT:
+        return fold_ptr_to_int(c, op);
     case IR_SELECT:
         if ((r = fold_minmax(c, op)) != IR_NONE)
+            return r;
+        if ((r = fold_ptr_select(c, op)) != IR_NONE)
             return r;
         return fold_splat_elem(c, op);
     default:

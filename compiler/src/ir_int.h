@@ -47,8 +47,6 @@ void ir_arena_fini(IrArena *a);
 
 /* ---- types (ir_type.c) ------------------------------------------------------------ */
 
-#define IR_MAX_RANK 8
-
 typedef enum IrTypeKind { IR_TK_NONE, IR_TK_SCALAR, IR_TK_PTR, IR_TK_TENSOR } IrTypeKind;
 
 typedef struct IrTypeInfo {
@@ -260,6 +258,7 @@ void ir_canonicalize(IrFunc *f); /* ir_canon.c: fold constants, simplify, Requir
 void ir_cse(IrFunc *f);          /* ir_cse.c: merge identical pure ops, Requires: - */
 void ir_dce(IrFunc *f);          /* ir_dce.c: remove unused pure ops, Requires: - */
 void ir_accum(IrFunc *f);        /* ir_accum.c: reduce-after-loop tiles carried reduced, Requires: - */
+void ir_ptr_carry(IrFunc *f);    /* ir_ptrcarry.c: if/else and gathered loop pointers carried as addresses, Requires: - */
 bool ir_layout(IrFunc *f);       /* ir_layout.c: fold and sink trans/reshape; true if changed */
 
 /* ir_pipeline.c */

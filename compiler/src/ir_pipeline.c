@@ -20,6 +20,7 @@ static const IrPass passes[] = {
     {"cse", ir_cse},
     {"accum", ir_accum},
     {"dce", ir_dce},
+    {"ptrcarry", ir_ptr_carry},
 };
 
 static int

@@ -544,6 +544,7 @@ emit_module(LeCtx *c)
     if (c->decl_prefetch)
         lo_printf(o, "  llvm.func @llvm.prefetch.p0(!llvm.ptr, i32, i32, i32)\n");
     le_debug_globals(c, o);
+    le_atomic_helpers(c, o);
     lo_printf(o, "}\n");
     return rc;
 }

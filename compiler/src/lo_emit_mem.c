@@ -244,8 +244,10 @@ atomic_one(LeCtx *c, IrOp *op, unsigned mem, unsigned idx, unsigned v, unsigned 
     if (k)
         return lo_emit(c->out, "memref.atomic_rmw %s %%v%u, %%v%u[%%v%u] : (%s, memref<?x%s>) -> %s", k, v, mem, idx,
                        et, et, et);
-    /* CAS and xor: LLVM atomics on the element's address (memref.generic_atomic_rmw
-     * has a region the buffer-deallocation pass cannot handle) */
+    /* CAS and xor: LLVM atomics on the element's address, in a helper llvm.func
+     * (le_atomic_helpers; LLVM inlines it): memref.generic_atomic_rmw has a region
+     * the buffer-deallocation pass rejects, and so are LLVM atomics in a func.func
+     * ("unknown memory side effects") once a tile lives on the heap */
     unsigned base = lo_emit(c->out, "memref.extract_aligned_pointer_as_index %%v%u : memref<?x%s> -> index", mem, et);
     unsigned bi = lo_emit(c->out, "arith.index_cast %%v%u : index to i64", base);
     unsigned ii = lo_emit(c->out, "arith.index_cast %%v%u : index to i64", idx);
@@ -253,16 +255,41 @@ atomic_one(LeCtx *c, IrOp *op, unsigned mem, unsigned idx, unsigned v, unsigned 
     unsigned ep = lo_emit(c->out, "llvm.getelementptr %%v%u[%%v%u] : (!llvm.ptr, i64) -> !llvm.ptr, %s", bp, ii, et);
     int bits = ir_dtype_bits((IrDtype)ir_type_dtype(c->m, c->f->vals[op->res[0]].type));
     unsigned vi = is_float ? lo_emit(c->out, "arith.bitcast %%v%u : %s to i%d", v, et, bits) : v;
+    bool cas = op->opc == IR_ATOMIC_CAS;
+    int lg = bits == 8 ? 0 : bits == 16 ? 1 : bits == 32 ? 2 : 3;
+    c->decl_atomic |= 1 << ((cas ? 4 : 0) + lg);
     unsigned r;
-    if (op->opc == IR_ATOMIC_CAS) {
+    if (cas) {
         unsigned ci = is_float ? lo_emit(c->out, "arith.bitcast %%v%u : %s to i%d", cmp, et, bits) : cmp;
-        unsigned pair = lo_emit(c->out, "llvm.cmpxchg %%v%u, %%v%u, %%v%u acq_rel monotonic : !llvm.ptr, i%d", ep, ci,
-                                vi, bits);
-        r = lo_emit(c->out, "llvm.extractvalue %%v%u[0] : !llvm.struct<(i%d, i1)>", pair, bits);
+        r = lo_emit(c->out, "llvm.call @__tritium_atomic_cas_i%d(%%v%u, %%v%u, %%v%u) : (!llvm.ptr, i%d, i%d) -> i%d",
+                    bits, ep, ci, vi, bits, bits, bits);
     } else {
-        r = lo_emit(c->out, "llvm.atomicrmw _xor %%v%u, %%v%u acq_rel : !llvm.ptr, i%d", ep, vi, bits);
+        r = lo_emit(c->out, "llvm.call @__tritium_atomic_xor_i%d(%%v%u, %%v%u) : (!llvm.ptr, i%d) -> i%d", bits, ep, vi,
+                    bits, bits);
     }
     return is_float ? lo_emit(c->out, "arith.bitcast %%v%u : i%d to %s", r, bits, et) : r;
+}
+
+/* The helpers atomic_one calls, after the kernel: old value of *p. */
+void
+le_atomic_helpers(LeCtx *c, LoBuf *o)
+{
+    for (int lg = 0; lg < 4; lg++) {
+        int n = 8 << lg;
+        if (c->decl_atomic & (1 << lg))
+            lo_printf(o,
+                      "  llvm.func internal @__tritium_atomic_xor_i%d(%%p: !llvm.ptr, %%v: i%d) -> i%d {\n"
+                      "    %%r = llvm.atomicrmw _xor %%p, %%v acq_rel : !llvm.ptr, i%d\n"
+                      "    llvm.return %%r : i%d\n  }\n",
+                      n, n, n, n, n);
+        if (c->decl_atomic & (1 << (4 + lg)))
+            lo_printf(o,
+                      "  llvm.func internal @__tritium_atomic_cas_i%d(%%p: !llvm.ptr, %%c: i%d, %%v: i%d) -> i%d {\n"
+                      "    %%s = llvm.cmpxchg %%p, %%c, %%v acq_rel monotonic : !llvm.ptr, i%d\n"
+                      "    %%r = llvm.extractvalue %%s[0] : !llvm.struct<(i%d, i1)>\n"
+                      "    llvm.return %%r : i%d\n  }\n",
+                      n, n, n, n, n, n, n);
+    }
 }
 
 /* atomic_one under the i1 'cond' (0: unconditional); a lane that is masked off

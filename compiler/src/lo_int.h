@@ -469,6 +469,8 @@ typedef struct LeCtx {
     int decl_dpbf16;     /* bit 0/1: the 256/512-bit vdpbf16ps is called (declared
                             after the kernel) */
     int decl_prefetch;   /* llvm.prefetch is called (declared after the kernel) */
+    int decl_atomic;     /* lo_emit_mem.c: atomic helpers called (bit kind*4 + log2(bytes)),
+                            defined after the kernel */
     int debug_used;      /* lo_emit_debug.c: bit 0 tt.print, bit 1 tt.assert met */
     LoBuf debug_globals; /* their descriptor strings, written after the kernel */
     unsigned ndebug_strs;
@@ -619,6 +621,7 @@ int le_scan(LeCtx *c, IrOp *op);
  * globals they need (written after the kernel function) */
 int le_debug_op(LeCtx *c, IrOp *op);
 void le_debug_globals(LeCtx *c, LoBuf *o);
+void le_atomic_helpers(LeCtx *c, LoBuf *o);
 
 /* lo_emit_scan.c: scans and reductions the vectorised path does not take */
 int le_sequential_combine(LeCtx *c, IrOp *op, bool scan);

@@ -43,7 +43,7 @@ usage(FILE *f)
           "  --emit=STAGE       ttir (default), linalg, llmlir (LLVM-dialect MLIR), llir (LLVM IR),\n"
           "                     asm, obj (relocatable ELF object), so (shared library; needs -o)\n"
           "  -o FILE            output file (default: standard output)\n"
-          "  --dump=PASS        print the IR to stderr after PASS (canonicalize, cse, accum, dce),\n"
+          "  --dump=PASS        print the IR to stderr after PASS (canonicalize, cse, accum, dce, ptrcarry),\n"
           "                     after every pass (all), or as parsed (input)\n"
           "  --no-passes        skip canonicalize/cse/accum/dce (the input is still verified)\n"
           "  --print-locs       print loc(...) after every op (--emit=ttir)\n"

@@ -209,8 +209,8 @@ t_tensor(PyObject *self, PyObject *args)
     PyObject *shape;
     if (!PyArg_ParseTuple(args, "IO", &t, &shape))
         return NULL;
-    int64_t s[8];
-    int n = py_int64_seq(shape, s, 8, "shape");
+    int64_t s[IR_MAX_RANK];
+    int n = py_int64_seq(shape, s, IR_MAX_RANK, "shape");
     if (n < 0)
         return NULL;
     return PyLong_FromUnsignedLong(ir_type_tensor(M(self), t, n, s));
@@ -333,8 +333,8 @@ full(PyObject *self, PyObject *args)
     int d;
     if (!PyArg_ParseTuple(args, "OOi", &shape, &v, &d))
         return NULL;
-    int64_t s[8];
-    int n = py_int64_seq(shape, s, 8, "shape");
+    int64_t s[IR_MAX_RANK];
+    int n = py_int64_seq(shape, s, IR_MAX_RANK, "shape");
     IrOperand o;
     if (n < 0 || opnd(v, &o) < 0)
         return NULL;
@@ -349,8 +349,8 @@ full(PyObject *self, PyObject *args)
         int flag = 0;                                                                      \
         if (!PyArg_ParseTuple(args, "IO|p", &x, &shape, &flag))                             \
             return NULL;                                                                   \
-        int64_t s[8];                                                                      \
-        int n = py_int64_seq(shape, s, 8, "shape");                                        \
+        int64_t s[IR_MAX_RANK];                                                                      \
+        int n = py_int64_seq(shape, s, IR_MAX_RANK, "shape");                                        \
         if (n < 0)                                                                         \
             return NULL;                                                                   \
         (void)flag;                                                                        \
@@ -517,9 +517,9 @@ load(PyObject *self, PyObject *args)
         return NULL;
     IrRef pr, mr;
     IrOperand o = {IR_OPND_VALUE, IR_NONE};
-    int64_t b[8];
+    int64_t b[IR_MAX_RANK];
     int nb;
-    if (optref(p, &pr) < 0 || optref(mask, &mr) < 0 || (nb = py_int64_seq(bc, b, 8, "boundary_check")) < 0)
+    if (optref(p, &pr) < 0 || optref(mask, &mr) < 0 || (nb = py_int64_seq(bc, b, IR_MAX_RANK, "boundary_check")) < 0)
         return NULL;
     if (other != Py_None && opnd(other, &o) < 0)
         return NULL;
@@ -535,10 +535,10 @@ store(PyObject *self, PyObject *args)
         return NULL;
     IrRef pr, mr;
     IrOperand o;
-    int64_t b[8];
+    int64_t b[IR_MAX_RANK];
     int nb;
     if (optref(p, &pr) < 0 || optref(mask, &mr) < 0 || opnd(v, &o) < 0 ||
-        (nb = py_int64_seq(bc, b, 8, "boundary_check")) < 0)
+        (nb = py_int64_seq(bc, b, IR_MAX_RANK, "boundary_check")) < 0)
         return NULL;
     return ret_rc(self, ir_b_store(B(self), pr, o, mr, nb, b, cache, evict));
 }
@@ -570,12 +570,12 @@ make_block_ptr(PyObject *self, PyObject *args)
     PyObject *base, *shape, *strides, *offsets, *block, *order;
     if (!PyArg_ParseTuple(args, "OOOOOO", &base, &shape, &strides, &offsets, &block, &order))
         return NULL;
-    IrOperand bo, s[8], st[8], of[8];
-    int64_t bl[8], or[8];
+    IrOperand bo, s[IR_MAX_RANK], st[IR_MAX_RANK], of[IR_MAX_RANK];
+    int64_t bl[IR_MAX_RANK], or[IR_MAX_RANK];
     if (opnd(base, &bo) < 0)
         return NULL;
-    int n1 = opnds(shape, s, 8), n2 = opnds(strides, st, 8), n3 = opnds(offsets, of, 8);
-    int n4 = py_int64_seq(block, bl, 8, "block_shape"), n5 = py_int64_seq(order, or, 8, "order");
+    int n1 = opnds(shape, s, IR_MAX_RANK), n2 = opnds(strides, st, IR_MAX_RANK), n3 = opnds(offsets, of, IR_MAX_RANK);
+    int n4 = py_int64_seq(block, bl, IR_MAX_RANK, "block_shape"), n5 = py_int64_seq(order, or, IR_MAX_RANK, "order");
     if (n1 < 0 || n2 < 0 || n3 < 0 || n4 < 0 || n5 < 0)
         return NULL;
     if (n1 != n4 || n2 != n4 || n3 != n4 || n5 != n4)
@@ -592,8 +592,8 @@ smt_alloc(PyObject *self, PyObject *args)
     const char *storage;
     if (!PyArg_ParseTuple(args, "Ois", &shape, &dt, &storage))
         return NULL;
-    int64_t sh[8];
-    int n = py_int64_seq(shape, sh, 8, "shape");
+    int64_t sh[IR_MAX_RANK];
+    int n = py_int64_seq(shape, sh, IR_MAX_RANK, "shape");
     if (n < 0)
         return NULL;
     return ret_ref(self, ir_b_smt_alloc(B(self), n, sh, dt, storage));
@@ -607,9 +607,9 @@ block_ptr_reblock(PyObject *self, PyObject *args)
     PyObject *offs, *block;
     if (!PyArg_ParseTuple(args, "IOO", &p, &offs, &block))
         return NULL;
-    IrOperand of[8];
-    int64_t bl[8];
-    int n = opnds(offs, of, 8), m = py_int64_seq(block, bl, 8, "block_shape");
+    IrOperand of[IR_MAX_RANK];
+    int64_t bl[IR_MAX_RANK];
+    int n = opnds(offs, of, IR_MAX_RANK), m = py_int64_seq(block, bl, IR_MAX_RANK, "block_shape");
     if (n < 0 || m < 0)
         return NULL;
     if (n != m)
@@ -624,8 +624,8 @@ advance(PyObject *self, PyObject *args)
     PyObject *offs;
     if (!PyArg_ParseTuple(args, "IO", &p, &offs))
         return NULL;
-    IrOperand of[8];
-    int n = opnds(offs, of, 8);
+    IrOperand of[IR_MAX_RANK];
+    int n = opnds(offs, of, IR_MAX_RANK);
     if (n < 0)
         return NULL;
     return ret_ref(self, ir_b_advance(B(self), p, n, of));

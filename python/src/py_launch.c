@@ -1025,11 +1025,31 @@ hook_enter(Kernel *k, const int32_t g[3], Bound *b, Compiled *c)
     return r;
 }
 
+/* A launch with a tuple argument (upstream passes tuples of tensors and ints): handed to
+ * JITFunction._launch_tuples, which flattens the tuples into the parameters of a twin
+ * kernel and launches that (python/triton/runtime/jit.py; a Python call per launch). */
+static PyObject *
+tuple_launch(Kernel *k, PyObject *grid, Bound *b, int only_compile)
+{
+    PyObject *vals = bound_tuple(k, b);
+    if (!vals)
+        return NULL;
+    PyObject *r = PyObject_CallMethod((PyObject *)k, "_launch_tuples", "OOiii", grid ? grid : Py_None, vals,
+                                      b->nthreads, b->debug, only_compile);
+    Py_DECREF(vals);
+    return r;
+}
+
 static PyObject *
 do_launch(Kernel *k, PyObject *grid, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, int only_compile)
 {
     Bound b;
-    if (bind(k, args, nargs, kwnames, &b) < 0 || specialize(k, &b) < 0)
+    if (bind(k, args, nargs, kwnames, &b) < 0)
+        return NULL;
+    for (int i = 0; i < k->nparams; i++)
+        if (!k->is_constexpr[i] && PyTuple_Check(b.v[i]))
+            return tuple_launch(k, grid, &b, only_compile);
+    if (specialize(k, &b) < 0)
         return NULL;
     Compiled *c = resolve(k, &b);
     if (!c)

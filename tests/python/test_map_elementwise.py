@@ -118,7 +118,7 @@ def _selu(x, alpha):
     if x > 0:
         return x
     else:
-        return (alpha * (tl.exp(x) - 1)).to(x.dtype)  # alpha is fp32: keep x's type on both paths
+        return (alpha * (tl.exp(x.to(tl.float32)) - 1)).to(x.dtype)  # exp takes fp32 (upstream); keep x's type
 
 
 @triton.jit

@@ -660,6 +660,9 @@ def _math_kernel(x_ptr, p_ptr, o_ptr, n, NS: tl.constexpr, BLOCK: tl.constexpr):
     m = offs < n
     x = tl.load(x_ptr + offs, mask=m, other=0.0)  # any sign
     p = tl.load(p_ptr + offs, mask=m, other=1.0)  # positive domain (log, sqrt, ...)
+    if x.dtype == tl.float16 or x.dtype == tl.bfloat16:  # upstream's math takes fp32/fp64 only
+        x = x.to(tl.float32)
+        p = p.to(tl.float32)
     if NS == "tl":
         tl.store(o_ptr + 0 * n + offs, tl.exp(x), mask=m)
         tl.store(o_ptr + 1 * n + offs, tl.exp2(x), mask=m)

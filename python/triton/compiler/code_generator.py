@@ -206,6 +206,14 @@ class CodeGenerator(ast.NodeVisitor):
                 self._assign(t, v)
         elif isinstance(target, ast.Subscript):
             obj = self.visit(target.value)
+            if isinstance(_unwrap(obj), tuple) and isinstance(target.value, ast.Name):
+                # `t[i] = v` on a tuple rebinds t to a copy with item i replaced (upstream's tl.tuple)
+                items, i = list(_unwrap(obj)), _unwrap(self.visit(target.slice))
+                if not isinstance(i, int):
+                    raise TypeError("a tuple index must be a compile-time int")
+                items[i] = value
+                self.lscope[target.value.id] = tuple(items)
+                return
             if _is_tensor(obj):
                 obj[self.visit(target.slice)] = value  # raises the spine-triton message
             raise NotImplementedError("item assignment is not supported in kernels")
@@ -742,6 +750,14 @@ _SCALAR_KINDS = {"i1": tl.int1, "i32": tl.int32, "i64": tl.int64, "u64": tl.uint
                  "bf16": tl.bfloat16, "fp32": tl.float32, "fp64": tl.float64}
 
 
+def _rebuild_tuple(lay, prefix, lscope):
+    """The tuple a _TupleTwin's leaf parameters (named prefix[i][j]...) were flattened from."""
+    cls, subs = lay
+    items = [lscope.pop(f"{prefix}[{i}]") if sub is None else _rebuild_tuple(sub, f"{prefix}[{i}]", lscope)
+             for i, sub in enumerate(subs)]
+    return cls(*items) if cls is not None else tuple(items)
+
+
 def generate(jitfn, builder, spec):
     """Builds the kernel IR for one specialisation. Returns the slot plan (one slot
     kind per parameter, _C.SLOT_KINDS)."""
@@ -776,6 +792,9 @@ def generate(jitfn, builder, spec):
     c.func_begin(jitfn.__name__, True, ptypes, divs)
     for name, i in ir_params:
         lscope[name] = builder.wrap(c.param(i))
+    for name, lay in getattr(jitfn, "_tuple_layout", ()):  # a _TupleTwin: its tuples back together
+        if lay is not None:
+            lscope[name] = _rebuild_tuple(lay, name, lscope)
     with tl._set_builder(builder):
         for name, first, s in descs:
             n = len(_desc.arg_types(s))

@@ -834,19 +834,38 @@ def fdiv(x, y, ieee_rounding=False):
     return _binop(_FDIV, x, y)
 
 
+# Element types upstream's math functions accept (its `_check_dtype`): any other
+# tensor argument is an error (fp16 needs an explicit `.to(tl.float32)`, as upstream).
+_F32_F64 = ("fp32", "fp64")
+_MATH_DTYPES = {name: _F32_F64 for name in
+                ("exp", "exp2", "log", "log2", "cos", "sin", "sqrt", "rsqrt", "erf", "floor", "ceil")}
+_MATH_DTYPES.update(sqrt_rn=("fp32",), div_rn=("fp32",), umulhi=("int32", "int64", "uint32", "uint64"))
+
+
+def _check_math_dtype(name, *args):
+    allowed = _MATH_DTYPES.get(name)
+    for a in args:
+        a = _unwrap(a)
+        if allowed and isinstance(a, tensor) and a.dtype.name not in allowed:
+            raise ValueError(f"Expected dtype {list(allowed)} but got {a.dtype.name}")
+
+
 @builtin
 def div_rn(x, y):
+    _check_math_dtype("div_rn", x, y)
     return _binop(_FDIV, x, y)
 
 
 @builtin
 def umulhi(x, y):
+    _check_math_dtype("umulhi", x, y)
     return _binop(_UMULHI, x, y)
 
 
 def _math1(name, doc=None):
     @builtin
     def f(x, _name=name):
+        _check_math_dtype(_name, x)
         b = _builder()
         return b.wrap(b.c.math(_name, _opnd(x)))
     f.__name__ = name

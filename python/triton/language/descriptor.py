@@ -169,7 +169,20 @@ def from_args(spec, values):
 
 @tl.builtin
 def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="zero"):
-    return tensor_descriptor(base, shape, strides, block_shape, padding_option)
+    desc = tensor_descriptor(base, shape, strides, block_shape, padding_option)
+    # upstream's rules for a device descriptor (a TMA descriptor's), kept so kernels
+    # that compile here compile there
+    ndim = len(desc.block_shape)
+    if not 1 <= ndim <= 5:
+        raise ValueError(f"Expected 1 <= ndim <= 5 but got {ndim} dimensions")
+    elem = desc.dtype.primitive_bitwidth // 8
+    if desc.block_shape[-1] * elem < 16:
+        raise ValueError(f"Descriptor block shape must have at least 16 bytes in the last dimension, but got "
+                         f"{desc.block_shape[-1]} * {elem} = {desc.block_shape[-1] * elem} bytes")
+    last = tl._unwrap(desc.strides[-1])
+    if isinstance(last, int) and last != 1:
+        raise ValueError(f"Tensor descriptor last dim must be 1 but got {last}")
+    return desc
 
 
 @tl.builtin

@@ -216,6 +216,31 @@ class JITFunction(_C.Kernel, KernelInterface):
         from triton.compiler.compiler import CompiledKernel
         return CompiledKernel(self._specialization(*args, **kwargs), self)
 
+    def _launch_tuples(self, grid, values, nthreads, debug, only_compile):
+        """The C launcher's path for a launch with tuple arguments (values: every
+        parameter's, bound): the tuples are flattened into the parameters of a twin
+        kernel, one per tuple structure and kept, whose code generator rebuilds them
+        (code_generator.generate), and the twin is launched."""
+        layout = tuple(_tuple_layout(v) if not p.is_constexpr and isinstance(v, tuple) else None
+                       for p, v in zip(self.params, values))
+        twins = getattr(self, "_tuple_twins", None)
+        if twins is None:
+            twins = self._tuple_twins = {}
+        twin = twins.get(layout)
+        if twin is None:
+            twin = twins[layout] = _TupleTwin(self, layout)
+        flat = []
+        for v, lay in zip(values, layout):
+            flat.extend(_tuple_leaves(v) if lay is not None else [v])
+        opts = {"num_threads": nthreads} if nthreads else {}
+        if debug:
+            opts["debug"] = debug == 2
+        if only_compile:
+            return twin._specialization(*flat, **opts)
+        if callable(grid):
+            grid = grid(dict(zip(self.arg_names, values)))
+        return twin._launch(grid, *flat, **opts)
+
     # ---- inlining (calls from other kernels) -----------------------------------------------
 
     def bind_for_inline(self, args, kwargs):
@@ -237,6 +262,77 @@ class JITFunction(_C.Kernel, KernelInterface):
                     raise TypeError(f"{self.__name__}() missing a required argument: '{p.name}'")
                 scope[p.name] = tl.constexpr(p.default) if p.is_constexpr else p.default
         return scope
+
+
+def _tuple_layout(v):
+    """The nesting of a tuple argument: (its class if a NamedTuple else None, one entry
+    per item: None for a leaf, the layout of a nested tuple)."""
+    cls = type(v) if hasattr(type(v), "_fields") else None
+    return cls, tuple(_tuple_layout(e) if isinstance(e, tuple) else None for e in v)
+
+
+def _tuple_leaves(v):
+    out = []
+    for e in v:
+        out.extend(_tuple_leaves(e) if isinstance(e, tuple) else [e])
+    return out
+
+
+class _LeafParam:
+    """A parameter of a _TupleTwin: one leaf of a tuple parameter (its path of indices)."""
+
+    def __init__(self, num, parent, path):
+        self.num = num
+        self.name = parent.name + "".join(f"[{i}]" for i in path)
+        self.tuple_param, self.path = parent.name, path
+        self.annotation, self.is_constexpr, self.float_kind = None, False, None
+        self.do_not_specialize = parent.do_not_specialize
+        self.do_not_specialize_on_alignment = parent.do_not_specialize_on_alignment
+        self.default, self.has_default = inspect.Parameter.empty, False
+
+
+# what a _TupleTwin takes from its kernel (JITFunction.__init__ sets them)
+_TWIN_SHARED = ("fn", "module", "version", "debug", "noinline", "_repr", "launch_metadata", "repr",
+                "used_global_vals", "src", "def_line", "file", "__doc__", "__name__", "__qualname__", "__module__",
+                "__globals__", "__wrapped__")
+
+
+class _TupleTwin(JITFunction):
+    """A kernel with its tuple parameters flattened (layout: _tuple_layout of each
+    parameter, None for the others); generate() puts the tuples back together, so the
+    kernel's body sees the tuples it was given."""
+
+    def __init__(self, parent, layout):
+        params = []
+
+        def leaves(p, lay, path):
+            for i, sub in enumerate(lay[1]):
+                if sub is None:
+                    params.append(_LeafParam(len(params), p, path + (i,)))
+                else:
+                    leaves(p, sub, path + (i,))
+
+        for p, lay in zip(parent.params, layout):
+            if lay is None:
+                params.append(KernelParam(len(params), p._param, p.do_not_specialize,
+                                          p.do_not_specialize_on_alignment))
+            else:
+                leaves(p, lay, ())
+        _C.Kernel.__init__(self, parent.__name__, [p.name for p in params], [p.is_constexpr for p in params],
+                           [p.do_not_specialize for p in params],
+                           [p.default if p.has_default else ... for p in params], [p.float_kind for p in params])
+        for k in _TWIN_SHARED:
+            setattr(self, k, getattr(parent, k))
+        self.params = params
+        self.arg_names = [p.name for p in params]
+        self.constexprs = [p.num for p in params if p.is_constexpr]
+        self._tuple_layout = tuple(zip([p.name for p in parent.params], layout))
+        self._parent = parent
+        self._tree = self._hash = None
+
+    @property
+    def cache_key(self):
+        return self._parent.cache_key + repr(self._tuple_layout)
 
 
 class _StubParam:

@@ -29,9 +29,6 @@ def fmod(x, y):
     return _binop(_MOD, x, y)  # float `%` is C fmod (exact)
 
 
-div_rz = div_rd = div_ru = div_rn
-
-
 @builtin
 def gelu_none(x):
     return 0.5 * x * (1.0 + erf(x * 0.7071067811865476))
@@ -50,3 +47,8 @@ def silu(x):
 @builtin
 def relu(x):
     return _core.maximum(x, 0.0)
+
+
+from triton.language.extra.cpu.libdevice_bits import *  # noqa: F401,F403,E402 (upstream's other names)
+from triton.language.extra.cpu.libdevice_round import *  # noqa: F401,F403,E402
+from triton.language.extra.cpu.libdevice_more import *  # noqa: F401,F403,E402
