@@ -74,8 +74,10 @@ title(FILE *f, const PnKRow *rows, uint32_t n)
         snprintf(clk, sizeof clk, "%s %.3f GHz", pn_clock_source(), hz / 1e9);
     else
         snprintf(clk, sizeof clk, "%s %.3f MHz", pn_clock_source(), hz / 1e6);
-    fprintf(f, "== Proton: %u kernels, %llu launches, %s total (clock: %s, counters: %s) ==\n", distinct_names(rows, n),
-            (unsigned long long)launches, tot, clk, pn_counter_source());
+    unsigned kernels = distinct_names(rows, n);
+    fprintf(f, "== Proton: %u kernel%s, %llu launch%s, %s total (clock: %s, counters: %s) ==\n", kernels,
+            kernels == 1 ? "" : "s", (unsigned long long)launches, launches == 1 ? "" : "es", tot, clk,
+            pn_counter_source());
 }
 
 static void

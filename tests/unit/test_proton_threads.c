@@ -527,7 +527,7 @@ test_exit_writes(void **state)
         const char *env2[] = { "PROTON_KERNEL_CAPTURE", "1", NULL };
         st = run_child("child-exit", env2, &err, 0);
         assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-        assert_non_null(strstr(err, "== Proton: 1 kernels, 3 launches"));
+        assert_non_null(strstr(err, "== Proton: 1 kernel, 3 launches"));
         assert_non_null(strstr(err, "exit_k[2,1,1]"));
         free(err);
     }

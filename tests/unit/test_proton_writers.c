@@ -399,7 +399,7 @@ test_capture_formats(void **state)
     txt = pt_read(pt_path("capture.txt"));
     assert_non_null(txt);
     /* one kernel on two grids: one kernel, two rows (as proton-cli html counts it) */
-    assert_non_null(strstr(txt, "== Proton: 1 kernels, 6 launches, 21.5 us total (clock: fake 1.000 GHz, counters: none) =="));
+    assert_non_null(strstr(txt, "== Proton: 1 kernel, 6 launches, 21.5 us total (clock: fake 1.000 GHz, counters: none) =="));
     assert_non_null(strstr(txt, "cap_fmt[16,1,1]                  5     20.0 us      2.0 us      6.0 us      4.0 us"));
     assert_non_null(strstr(txt, "cap_fmt[32,1,1]                  1      1.5 us"));
     /* longest total first */
