@@ -91,6 +91,13 @@ char *cg_script_transfers(bool split_transfers);
  * the number of loops split. */
 int cg_split_masked_loops(MlirModule mod);
 
+/* ---- cg_split_cmp.c --------------------------------------------------------- */
+
+/* In 'copy', the full-vector loop of a split whose in-bounds reads of width
+ * widths[i] read rows[i]: every `off + iota < n` vector compare those reads prove
+ * true becomes a constant true. Returns the number replaced. */
+int cg_split_fold_compares(MlirOperation copy, const MlirValue *rows, const int64_t *widths, int nrows);
+
 /* ---- cg_reduce.c ------------------------------------------------------------ */
 
 /* After the transform script: the scalar linalg.reduce that merges a max/min row

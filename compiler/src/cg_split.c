@@ -15,7 +15,8 @@
  * loop over [%lb, %s) whose reads are marked in bounds (plain vector loads), and
  * the original over [%s, %ub), carrying on from the copy's results, for the
  * masked tail. Element values and their order of combination within a lane are
- * unchanged. Only loops with a constant positive step and reads of a rank-1 memref
+ * unchanged. In the copy, mask compares `off + iota < n` its reads prove true
+ * become constants (cg_split_cmp.c). Only loops with a constant positive step and reads of a rank-1 memref
  * defined outside the loop, indexed by the induction variable, are split.
  */
 #include "cg_int.h"
@@ -156,10 +157,23 @@ split(MlirOperation loop)
     MlirValue fiv = mlirBlockGetArgument(fbody, 0);
     MlirAttribute yes = mlirBoolAttrGet(ctx, 1);
     MlirAttribute inb = mlirArrayAttrGet(ctx, 1, &yes);
+    MlirValue *rows = malloc(nreads * sizeof *rows);
+    int64_t *widths = malloc(nreads * sizeof *widths);
+    if (!rows || !widths)
+        abort();
+    int nr = 0;
     for (MlirOperation op = mlirBlockGetFirstOperation(fbody); !mlirOperationIsNull(op);
-         op = mlirOperationGetNextInBlock(op))
-        if (split_read(op, fiv, full))
-            mlirOperationSetAttributeByName(op, cg_sref("in_bounds"), inb);
+         op = mlirOperationGetNextInBlock(op)) {
+        int64_t v = split_read(op, fiv, full);
+        if (!v || nr == nreads)
+            continue;
+        mlirOperationSetAttributeByName(op, cg_sref("in_bounds"), inb);
+        rows[nr] = mlirOperationGetOperand(op, 0);
+        widths[nr++] = v;
+    }
+    cg_split_fold_compares(full, rows, widths, nr); /* cg_split_cmp.c */
+    free(rows);
+    free(widths);
     return 1;
 }
 

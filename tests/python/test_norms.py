@@ -191,7 +191,8 @@ def test_softmax_split_bounds(n):
     assert torch.all(y[:, n:] == 7.0)  # nothing stored past the row
 
 
-@pytest.mark.parametrize("n,block", [(1000, 256), (1008, 256), (1024, 256), (777, 1024), (17, 16)])
+@pytest.mark.parametrize("n,block", [(1000, 256), (1008, 256), (1024, 256), (777, 1024), (17, 16), (1, 1024),
+                                     (17, 1024), (1000, 1024), (1023, 1024), (1024, 1024), (1025, 1024)])
 def test_layer_norm_split_bounds(n, block):
     m, stride = 4, 1100
     buf = torch.full((m, stride), float("nan"))
@@ -302,3 +303,58 @@ def test_row_reduction_reads_column_index(m, n, bm, bn, dt):
     want = ((x.float() - c) ** 2).sum(1)
     torch.testing.assert_close(out, want, atol=1e-3, rtol=1e-4)
     assert torch.equal(idx, torch.full((m,), n * (n - 1) // 2, dtype=torch.int32))
+
+
+@triton.jit
+def _where_sq_sum(x_ptr, out_ptr, stride, N, c, OTHER: tl.constexpr, SWAP: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < N, other=float("nan"))
+        if SWAP:
+            d = tl.where(N > cols, x - c, OTHER)
+        else:
+            d = tl.where(cols < N, x - c, OTHER)
+        acc += d * d
+    tl.store(out_ptr + row, tl.sum(acc, axis=0))
+
+
+@pytest.mark.parametrize("swap", [False, True])
+@pytest.mark.parametrize("other", [0.0, 2.5, float("inf")])
+@pytest.mark.parametrize("n,block", [(1, 1024), (17, 1024), (1000, 1024), (1023, 1024), (1024, 1024),
+                                     (1025, 1024), (1000, 256), (1024, 256), (17, 16)])
+def test_where_mask_in_split_row_loop(n, block, other, swap):
+    """layer norm's tl.where(cols < N, x - c, OTHER) summed squared: on the full vectors of the
+    split loop the compare is folded to true (cg_split_cmp.c); lanes past N, padded with NaN by
+    the load and followed by NaN in memory, must still become OTHER (any constant, not only the
+    sum's identity), so the result is the valid part's sum plus OTHER^2 per padded lane."""
+    m, stride = 3, 1100
+    buf = torch.full((m, stride), float("nan"))
+    buf[:, :n] = torch.randn(m, n) + 1.5
+    out = torch.empty(m)
+    c = 0.75
+    _where_sq_sum[(m,)](buf, out, stride, n, c, OTHER=other, SWAP=swap, BLOCK=block)
+    pad = triton.cdiv(n, block) * block - n
+    want = ((buf[:, :n].double() - c) ** 2).sum(1) + (pad * other * other if pad else 0.0)
+    torch.testing.assert_close(out.double(), want, atol=1e-3, rtol=1e-5)
+
+
+def test_layer_norm_full_vectors_have_no_compare():
+    """The masked layer norm's variance pass: its full-vector loop (plain loads, no masks)
+    has no integer vector compare left; the masked tail loop keeps it (host x86 assembly)."""
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "w_ptr": "*fp32", "b_ptr": "*fp32", "stride": "i32",
+           "N": "i32", "eps": "fp32"}
+    k = triton.compile(triton.compiler.ASTSource(layer_norm_kernel, sig, {"BLOCK": 1024, "MASKED": True}),
+                       target=GPUTarget("cpu", 0, 0))
+    asm = k.asm["asm"]
+    if not re.search(r"%zmm", asm):
+        pytest.skip("host without AVX-512")
+    sq = []  # loops that sum (x - mean)^2: vsubps, an FMA, no vector store (the third pass stores)
+    store = re.compile(r"^vmov\w*\s+%[xyz]mm\d+(\s*\{%k\d\})?,\s*-?\d*\(")
+    for label, body in asm_loops(asm, r"^j"):
+        if (any(i.startswith("vsubps") for i in body) and any(i.startswith("vfmadd") for i in body)
+                and not any(store.match(i) for i in body)):
+            sq.append((label, any(i.startswith("vpcmp") for i in body), any("{%k" in i for i in body)))
+    assert any(not cmp and not msk for _, cmp, msk in sq), sq  # the full-vector loop, compare folded
+    assert all(msk for _, cmp, msk in sq if cmp), sq  # a compare only where the loads are masked
