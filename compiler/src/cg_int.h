@@ -120,6 +120,8 @@ void cg_ops_named(MlirOperation root, const char *name, MlirWalkOrder order, CgO
  * the op whose region holds the block) (cg_par.c). */
 int cg_op_within(MlirOperation op, MlirOperation anc);
 MlirOperation cg_value_owner(MlirValue v);
+/* The value of an integer/index arith.constant in *out; 0 when v is not one (cg_par.c). */
+int cg_const_int(MlirValue v, int64_t *out);
 static inline MlirStringRef
 cg_sref(const char *s)
 {

@@ -65,6 +65,18 @@ cg_value_owner(MlirValue v)
     return mlirOpResultGetOwner(v);
 }
 
+int
+cg_const_int(MlirValue v, int64_t *out)
+{
+    if (!mlirValueIsAOpResult(v) || !cg_op_is(mlirOpResultGetOwner(v), "arith.constant"))
+        return 0;
+    MlirAttribute a = mlirOperationGetAttributeByName(mlirOpResultGetOwner(v), cg_sref("value"));
+    if (!mlirAttributeIsAInteger(a))
+        return 0;
+    *out = mlirIntegerAttrGetValueInt(a);
+    return 1;
+}
+
 typedef struct Free {
     MlirOperation loop;
     ValVec *vals;

@@ -34,19 +34,6 @@ defined_outside(MlirValue v, MlirOperation loop)
     return !cg_op_within(cg_value_owner(v), loop);
 }
 
-/* The value of an index/integer arith.constant, or -1. */
-static int64_t
-const_int(MlirValue v)
-{
-    if (!mlirValueIsAOpResult(v))
-        return -1;
-    MlirOperation d = mlirOpResultGetOwner(v);
-    if (!cg_op_is(d, "arith.constant"))
-        return -1;
-    MlirAttribute a = mlirOperationGetAttributeByName(d, cg_sref("value"));
-    return mlirAttributeIsAInteger(a) ? mlirIntegerAttrGetValueInt(a) : -1;
-}
-
 /* Vector length of a transfer_read of the loop this split handles (1-D, no mask,
  * not known in bounds, identity map, index = the induction variable iv, source
  * defined outside the loop), or 0. */
@@ -119,8 +106,8 @@ split(MlirOperation loop)
         return 0;
     MlirValue lb = mlirOperationGetOperand(loop, 0), ub = mlirOperationGetOperand(loop, 1),
               step = mlirOperationGetOperand(loop, 2);
-    int64_t c = const_int(step);
-    if (c <= 0 || !mlirTypeIsAIndex(mlirValueGetType(lb)))
+    int64_t c;
+    if (!cg_const_int(step, &c) || c <= 0 || !mlirTypeIsAIndex(mlirValueGetType(lb)))
         return 0;
     MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(loop, 0));
     MlirValue iv = mlirBlockGetArgument(body, 0);

@@ -69,20 +69,6 @@ same(MlirValue a, MlirValue b)
     return mlirValueEqual(root(a), root(b));
 }
 
-/* The value of an integer/index arith.constant in *out; 0 when v is not one. */
-static int
-const_val(MlirValue v, int64_t *out)
-{
-    MlirOperation d = def_op(v);
-    if (mlirOperationIsNull(d) || !cg_op_is(d, "arith.constant"))
-        return 0;
-    MlirAttribute a = mlirOperationGetAttributeByName(d, cg_sref("value"));
-    if (!mlirAttributeIsAInteger(a))
-        return 0;
-    *out = mlirIntegerAttrGetValueInt(a);
-    return 1;
-}
-
 /* Whether D <= n - off for every value D can take on an iteration of the copy
  * (off may be null: D <= n). */
 static int
@@ -102,8 +88,8 @@ bounded(MlirValue d, MlirValue n, MlirValue off, int depth)
     if (cg_op_is(op, "arith.minsi"))
         return bounded(x, n, off, depth + 1) || bounded(y, n, off, depth + 1);
     if (cg_op_is(op, "arith.maxsi")) /* an iteration runs only when D > 0 >= c: D = the other */
-        return (const_val(y, &c) && c <= 0 && bounded(x, n, off, depth + 1)) ||
-               (const_val(x, &c) && c <= 0 && bounded(y, n, off, depth + 1));
+        return (cg_const_int(y, &c) && c <= 0 && bounded(x, n, off, depth + 1)) ||
+               (cg_const_int(x, &c) && c <= 0 && bounded(y, n, off, depth + 1));
     return 0;
 }
 
@@ -203,7 +189,7 @@ int
 cg_split_fold_compares(MlirOperation copy, const MlirValue *rows, const int64_t *widths, int nrows)
 {
     int64_t lb;
-    if (!const_val(mlirOperationGetOperand(copy, 0), &lb) || lb < 0)
+    if (!cg_const_int(mlirOperationGetOperand(copy, 0), &lb) || lb < 0)
         return 0;
     MlirOperation module = copy;
     for (MlirOperation p = mlirOperationGetParentOperation(copy); !mlirOperationIsNull(p);
